@@ -35,6 +35,9 @@ class GgufWriter {
   Status WriteFile(const std::string& path) const;
 
  private:
+  Result<uint64_t> Alignment() const;
+  Result<std::vector<uint8_t>> SerializeHeader() const;  // up to the (aligned) start of tensor data
+
   uint32_t version_;
   std::vector<KeyValue> kvs_;
   std::vector<TensorInfo> tensors_;
