@@ -1,0 +1,51 @@
+/* The plugin C ABI: every policy or cache plugin is a shared library that exports
+ *   extern "C" const RsPluginDescriptor* radixserve_plugin_descriptor(void);
+ * The host checks abi_version before touching anything else. `create` receives the
+ * validated parameters (a const radixserve::sched::Params*) and returns a new
+ * radixserve::sched::SchedulePolicy* or PrefixCache* (by kind), or NULL with a message
+ * in err. Those C++ interfaces are part of the ABI: bump the version when they change. */
+#ifndef RADIXSERVE_CORE_SCHEDULER_PLUGIN_ABI_H_
+#define RADIXSERVE_CORE_SCHEDULER_PLUGIN_ABI_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RADIXSERVE_PLUGIN_ABI_VERSION 1u
+#define RADIXSERVE_PLUGIN_ENTRY "radixserve_plugin_descriptor"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { RS_PLUGIN_POLICY = 1, RS_PLUGIN_CACHE = 2 } RsPluginKind;
+typedef enum { RS_PARAM_INT = 1, RS_PARAM_DOUBLE = 2, RS_PARAM_BOOL = 3, RS_PARAM_STRING = 4 } RsParamType;
+
+typedef struct {
+  const char* name;
+  uint32_t type; /* RsParamType */
+  const char* default_value;
+  double min_value; /* int/double only */
+  double max_value;
+  const char* help;
+} RsParamSpec;
+
+typedef struct {
+  uint32_t abi_version;
+  uint32_t kind; /* RsPluginKind */
+  const char* name;
+  const char* description;
+  const RsParamSpec* params;
+  uint32_t num_params;
+  void* (*create)(const void* params, char* err, size_t err_len);
+  void (*destroy)(void* object);
+} RsPluginDescriptor;
+
+typedef const RsPluginDescriptor* (*RsPluginEntryFn)(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#define RADIXSERVE_PLUGIN_EXPORT extern "C" __attribute__((visibility("default")))
+
+#endif /* RADIXSERVE_CORE_SCHEDULER_PLUGIN_ABI_H_ */

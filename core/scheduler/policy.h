@@ -1,0 +1,44 @@
+// SchedulePolicy: the interface of policy plugins (SCHEDULER_SPEC 2).
+// A policy only orders the waiting queue: it gets a read-only view of the
+// queue and a const cache (dry-run queries only) and returns a permutation.
+// It cannot allocate or free. Priority-style policies may also answer two
+// questions the scheduler acts on: which queued request to drop when the
+// queue is full, and whether a running request may be preempted.
+// Instances are used by the scheduler thread only.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "core/scheduler/prefix_cache.h"
+#include "core/scheduler/req.h"
+
+namespace radixserve::sched {
+
+class SchedulePolicy {
+ public:
+  virtual ~SchedulePolicy() = default;
+  virtual std::string_view name() const = 0;
+  // Writes a permutation of [0, queue.size()) into *order: the admission order.
+  virtual void Order(std::span<const Req* const> queue, const PrefixCache& cache, std::vector<int32_t>* order) = 0;
+
+  // ---- priority scheduling hooks (defaults: no priorities) ----
+  // Queue is full and `incoming` arrives: index of the queued request to abort instead, or -1 to
+  // reject the incoming one.
+  virtual int32_t ChooseQueueVictim(std::span<const Req* const> queue, const Req& incoming) const { return -1; }
+  virtual bool preemption_enabled() const { return false; }
+  // Whether `running` may be preempted to admit `incoming`.
+  virtual bool MayPreempt(const Req& incoming, const Req& running) const { return false; }
+  // Order of preemption victims among running requests (least important first).
+  virtual bool PreemptBefore(const Req& a, const Req& b) const { return false; }
+};
+
+// Identity order (arrival order as the queue currently stands).
+inline void FcfsOrder(size_t n, std::vector<int32_t>* order) {
+  order->resize(n);
+  for (size_t i = 0; i < n; ++i) (*order)[i] = static_cast<int32_t>(i);
+}
+
+}  // namespace radixserve::sched

@@ -1,0 +1,74 @@
+// PrefixCache: the interface of prefix-cache plugins (radix, chunk)
+// (SCHEDULER_SPEC 6). A cache maps token sequences to KV slot indices it
+// owns; requests lock the node their prefix ends at while they run, and
+// unlocked leaves can be evicted (their slots go back to the allocator).
+// The const methods are dry-run queries: they change nothing (not even
+// access times), so policies can use them through a const reference.
+// Not thread-safe: scheduler thread only.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "core/scheduler/kv_allocator.h"
+#include "core/scheduler/req.h"
+#include "core/scheduler/req_to_token_pool.h"
+#include "core/util/status.h"
+
+namespace radixserve::sched {
+
+struct PrefixCacheContext {
+  KvAllocator* allocator = nullptr;
+  ReqToTokenPool* req_to_token = nullptr;
+  int32_t page_size = 1;
+};
+
+class PrefixCache {
+ public:
+  virtual ~PrefixCache() = default;
+  virtual std::string_view name() const = 0;
+  // False for caches that never share (chunk): cache-aware policies then fall back to FCFS.
+  virtual bool shares_prefixes() const = 0;
+  // Binds the pools; must be called before any other method. Starts empty.
+  virtual void Attach(const PrefixCacheContext& ctx) = 0;
+
+  // Longest cached prefix of key (page-aligned when paged). Appends its slots to *slots and
+  // returns the node it ends at (the root when nothing matches). May split a node.
+  virtual CacheNodeRef MatchPrefix(std::span<const int32_t> key, std::vector<int32_t>* slots) = 0;
+  // Inserts key → slots; returns how many leading tokens were already cached.
+  virtual int32_t Insert(std::span<const int32_t> key, std::span<const int32_t> slots, int64_t priority) = 0;
+  // A request ends (insert=true: publish its KV) or is aborted/retracted (insert=false).
+  // Frees the KV slots of the request that the cache does not keep and unlocks last_node.
+  // The req_to_token row is the caller's to free.
+  virtual void CacheFinishedReq(Req& req, bool insert) = 0;
+  // After a prefill (or chunk): publishes the computed fill ids, moves the lock down to the new
+  // last node, sets req.prefix_indices / cache_protected_len, may repoint the row at shared slots.
+  virtual void CacheUnfinishedReq(Req& req) = 0;
+  virtual void IncLockRef(CacheNodeRef node) = 0;
+  virtual void DecLockRef(CacheNodeRef node) = 0;
+  // Evicts unlocked leaves until num_tokens are freed or nothing is left; returns tokens freed.
+  virtual int64_t Evict(int64_t num_tokens) = 0;
+  virtual int64_t evictable_size() const = 0;
+  virtual int64_t protected_size() const = 0;
+  // Drops everything; refuses while any node is locked.
+  virtual Status Reset() = 0;
+
+  // ---- dry-run queries (change nothing) ----
+  // Tokens of key that MatchPrefix would return, and the node it would end at (may be inside a
+  // node that MatchPrefix would split; the returned node is then the node containing the end).
+  virtual int32_t PeekMatch(std::span<const int32_t> key, CacheNodeRef* node) const = 0;
+  int32_t PeekMatchLength(std::span<const int32_t> key) const { return PeekMatch(key, nullptr); }
+  // How many tokens Evict(want) would free right now.
+  virtual int64_t PeekEvictable(int64_t want) const { return want < evictable_size() ? want : evictable_size(); }
+  // DFS-weight order (SCHEDULER_SPEC 2.3) of requests whose matches end at last_nodes[i];
+  // writes a permutation of indices. False when the cache has no tree.
+  virtual bool DfsWeightOrder(std::span<const CacheNodeRef> last_nodes, std::vector<int32_t>* order) const {
+    return false;
+  }
+  // Structural self-check (sizes, locks, leaf set); for tests and the idle checker.
+  virtual Status SelfCheck() const { return Status::Ok(); }
+};
+
+}  // namespace radixserve::sched

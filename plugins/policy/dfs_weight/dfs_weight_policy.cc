@@ -1,0 +1,37 @@
+#include "plugins/policy/dfs_weight/dfs_weight_policy.h"
+
+#include <algorithm>
+
+namespace radixserve::sched {
+
+const RsParamSpec kDfsWeightParams[] = {
+    {"in_batch_check_threshold", RS_PARAM_INT, "32", -1, 1e9, "dedup only requests whose cached match <= this; -1 off"},
+    {"in_batch_deprioritize_threshold", RS_PARAM_INT, "32", 0, 1e9, "deprioritize when an earlier request shares >= this"},
+};
+const uint32_t kNumDfsWeightParams = sizeof(kDfsWeightParams) / sizeof(kDfsWeightParams[0]);
+
+void DfsWeightPolicy::Order(std::span<const Req* const> queue, const PrefixCache& cache,
+                            std::vector<int32_t>* order) {
+  FcfsOrder(queue.size(), order);
+  if (!cache.shares_prefixes()) return;
+  nodes_.resize(queue.size());
+  match_lens_.resize(queue.size());
+  for (size_t i = 0; i < queue.size(); ++i) {
+    const Req& r = *queue[i];
+    match_lens_[i] = cache.PeekMatch(std::span<const int32_t>(r.tokens.data(), r.tokens.size() - 1), &nodes_[i]);
+  }
+  if (!cache.DfsWeightOrder(nodes_, order)) {
+    FcfsOrder(queue.size(), order);
+    return;
+  }
+  dedup_.Compute(queue, match_lens_, &deprioritized_);
+  std::stable_partition(order->begin(), order->end(), [&](int32_t i) { return !deprioritized_[i]; });
+}
+
+Result<std::unique_ptr<SchedulePolicy>> MakeDfsWeightPolicy(const Params& p) {
+  return std::unique_ptr<SchedulePolicy>(
+      new DfsWeightPolicy(static_cast<int32_t>(p.GetInt("in_batch_check_threshold")),
+                          static_cast<int32_t>(p.GetInt("in_batch_deprioritize_threshold"))));
+}
+
+}  // namespace radixserve::sched

@@ -1,0 +1,38 @@
+#include "plugins/policy/lpm/lpm_policy.h"
+
+#include <algorithm>
+#include <climits>
+
+namespace radixserve::sched {
+
+const RsParamSpec kLpmParams[] = {
+    {"fcfs_fallback_queue_len", RS_PARAM_INT, "128", 0, 1e9, "keep queue order when more requests wait"},
+    {"in_batch_check_threshold", RS_PARAM_INT, "32", -1, 1e9, "dedup only requests whose cached match <= this; -1 off"},
+    {"in_batch_deprioritize_threshold", RS_PARAM_INT, "32", 0, 1e9, "deprioritize when an earlier request shares >= this"},
+};
+const uint32_t kNumLpmParams = sizeof(kLpmParams) / sizeof(kLpmParams[0]);
+
+void LpmPolicy::Order(std::span<const Req* const> queue, const PrefixCache& cache, std::vector<int32_t>* order) {
+  FcfsOrder(queue.size(), order);
+  if (!cache.shares_prefixes() || static_cast<int32_t>(queue.size()) > fcfs_cutoff_) return;
+  match_lens_.resize(queue.size());
+  for (size_t i = 0; i < queue.size(); ++i) {
+    const Req& r = *queue[i];
+    // At least one token is always recomputed, so the usable match stops one short.
+    match_lens_[i] = cache.PeekMatchLength(std::span<const int32_t>(r.tokens.data(), r.tokens.size() - 1));
+  }
+  dedup_.Compute(queue, match_lens_, &deprioritized_);
+  std::stable_sort(order->begin(), order->end(), [&](int32_t a, int32_t b) {
+    int64_t ka = deprioritized_[a] ? INT64_MAX : -static_cast<int64_t>(match_lens_[a]);
+    int64_t kb = deprioritized_[b] ? INT64_MAX : -static_cast<int64_t>(match_lens_[b]);
+    return ka < kb;
+  });
+}
+
+Result<std::unique_ptr<SchedulePolicy>> MakeLpmPolicy(const Params& p) {
+  return std::unique_ptr<SchedulePolicy>(new LpmPolicy(static_cast<int32_t>(p.GetInt("fcfs_fallback_queue_len")),
+                                                       static_cast<int32_t>(p.GetInt("in_batch_check_threshold")),
+                                                       static_cast<int32_t>(p.GetInt("in_batch_deprioritize_threshold"))));
+}
+
+}  // namespace radixserve::sched

@@ -1,0 +1,34 @@
+// `lpm`: longest cached prefix first, with in-batch prefix dedup
+// (SCHEDULER_SPEC 2.1, 2.2). Keeps the current order above a queue-length
+// cutoff (cost guard) and with a cache that does not share prefixes.
+// Holds scratch state: one instance per scheduler thread.
+#pragma once
+
+#include <memory>
+
+#include "core/scheduler/in_batch_prefix_dedup.h"
+#include "core/scheduler/params.h"
+#include "core/scheduler/policy.h"
+
+namespace radixserve::sched {
+
+extern const RsParamSpec kLpmParams[];
+extern const uint32_t kNumLpmParams;
+
+class LpmPolicy final : public SchedulePolicy {
+ public:
+  LpmPolicy(int32_t fcfs_cutoff, int32_t check_threshold, int32_t deprioritize_threshold)
+      : fcfs_cutoff_(fcfs_cutoff), dedup_(check_threshold, deprioritize_threshold) {}
+  std::string_view name() const override { return "lpm"; }
+  void Order(std::span<const Req* const> queue, const PrefixCache& cache, std::vector<int32_t>* order) override;
+
+ private:
+  int32_t fcfs_cutoff_;
+  InBatchPrefixDedup dedup_;
+  std::vector<int32_t> match_lens_;
+  std::vector<uint8_t> deprioritized_;
+};
+
+Result<std::unique_ptr<SchedulePolicy>> MakeLpmPolicy(const Params& params);
+
+}  // namespace radixserve::sched
