@@ -1,0 +1,200 @@
+// Policies (SCHEDULER_SPEC 2): LPM with in-batch dedup, DFS-weight, LOF, random, priority,
+// and the FCFS fallbacks.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "core/scheduler/kv_allocator.h"
+#include "core/scheduler/params.h"
+#include "plugins/cache/chunk/chunk_cache.h"
+#include "plugins/cache/radix/radix_cache.h"
+#include "plugins/policy/dfs_weight/dfs_weight_policy.h"
+#include "plugins/policy/fcfs/fcfs_policy.h"
+#include "plugins/policy/lof/lof_policy.h"
+#include "plugins/policy/lpm/lpm_policy.h"
+#include "plugins/policy/priority/priority_policy.h"
+#include "plugins/policy/random/random_policy.h"
+
+namespace radixserve::sched {
+namespace {
+
+using V = std::vector<int32_t>;
+
+V Seq(int32_t start, int32_t n) {
+  V v;
+  for (int32_t i = 0; i < n; ++i) v.push_back(start + i);
+  return v;
+}
+V Cat(V a, const V& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+class PolicyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    alloc_ = MakeKvAllocator(1, 100000);
+    pool_ = std::make_unique<ReqToTokenPool>(4, 16);
+    radix_.Attach({alloc_.get(), pool_.get(), 1});
+    chunk_.Attach({alloc_.get(), pool_.get(), 1});
+  }
+  void Cache(const V& tokens) {
+    V slots;
+    ASSERT_TRUE(alloc_->Alloc(static_cast<int64_t>(tokens.size()), &slots));
+    int32_t p = radix_.Insert(tokens, slots, 0);
+    alloc_->Free(std::span<const int32_t>(slots).first(p));
+  }
+  Req* Add(const V& tokens, int32_t max_new = 16) {
+    auto r = std::make_unique<Req>();
+    r->tokens = tokens;
+    r->input_len = static_cast<int32_t>(tokens.size());
+    r->sampling.max_new_tokens = max_new;
+    r->arrival_seq = reqs_.size();
+    reqs_.push_back(std::move(r));
+    queue_.push_back(reqs_.back().get());
+    return reqs_.back().get();
+  }
+  V OrderWith(SchedulePolicy& p, const PrefixCache& c) {
+    V order;
+    p.Order(queue_, c, &order);
+    return order;
+  }
+  template <typename F>
+  std::unique_ptr<SchedulePolicy> Make(F factory, std::span<const RsParamSpec> schema,
+                                       std::map<std::string, std::string> given = {}) {
+    Params params;
+    EXPECT_TRUE(ResolveParams(schema, given, &params).ok());
+    return std::move(factory(params).value());
+  }
+
+  std::unique_ptr<KvAllocator> alloc_;
+  std::unique_ptr<ReqToTokenPool> pool_;
+  RadixCache radix_;
+  ChunkCache chunk_;
+  std::vector<std::unique_ptr<Req>> reqs_;
+  std::vector<const Req*> queue_;
+};
+
+TEST_F(PolicyTest, LpmOrdersByLongestCachedPrefix) {
+  Cache(Seq(100, 50));
+  Cache(Seq(500, 10));
+  Add(Seq(900, 20));                    // 0: no match
+  Add(Cat(Seq(500, 10), Seq(1, 5)));    // 1: 10 cached
+  Add(Cat(Seq(100, 50), Seq(7, 5)));    // 2: 50 cached
+  Add(Cat(Seq(100, 20), Seq(3000, 5))); // 3: 20 cached
+  auto lpm = Make(MakeLpmPolicy, std::span(kLpmParams, kNumLpmParams));
+  EXPECT_EQ(OrderWith(*lpm, radix_), (V{2, 3, 1, 0}));
+}
+
+// The example: requests sharing an uncached prefix of at least the threshold are
+// deprioritized except the first; requests sharing only a short prefix ("the", "I am") are not.
+TEST_F(PolicyTest, InBatchDedupDeprioritizesSiblingsOfAnUncachedLongPrefix) {
+  const V system_prompt = Seq(1000, 40);  // 40 uncached shared tokens >= 32
+  const V the = {7};                      // "the"
+  const V i_am = {11, 12};                // "I am"
+  Add(Cat(system_prompt, Seq(1, 5)));     // 0: first carrier of the long prefix
+  Add(Cat(the, Seq(200, 10)));            // 1
+  Add(Cat(system_prompt, Seq(50, 5)));    // 2: sibling → deprioritized
+  Add(Cat(the, Seq(300, 10)));            // 3: shares only "the"
+  Add(Cat(i_am, Seq(400, 10)));           // 4
+  Add(Cat(system_prompt, Seq(60, 5)));    // 5: sibling → deprioritized
+  Add(Cat(i_am, Seq(500, 10)));           // 6: shares only "I am"
+  auto lpm = Make(MakeLpmPolicy, std::span(kLpmParams, kNumLpmParams));
+  EXPECT_EQ(OrderWith(*lpm, radix_), (V{0, 1, 3, 4, 6, 2, 5}));
+
+  // Once the prefix is cached the siblings match it and move to the front.
+  Cache(Cat(system_prompt, Seq(1, 5)));
+  EXPECT_EQ(OrderWith(*lpm, radix_), (V{0, 2, 5, 1, 3, 4, 6}));
+
+  // Thresholds are parameters: a deprioritize threshold of 50 keeps FCFS order here.
+  SetUp();
+  auto loose = Make(MakeLpmPolicy, std::span(kLpmParams, kNumLpmParams),
+                    {{"in_batch_deprioritize_threshold", "50"}});
+  EXPECT_EQ(OrderWith(*loose, radix_), (V{0, 1, 2, 3, 4, 5, 6}));
+  // -1 disables the check.
+  auto off = Make(MakeLpmPolicy, std::span(kLpmParams, kNumLpmParams), {{"in_batch_check_threshold", "-1"}});
+  EXPECT_EQ(OrderWith(*off, radix_), (V{0, 1, 2, 3, 4, 5, 6}));
+}
+
+TEST_F(PolicyTest, LpmKeepsQueueOrderAboveTheCutoffAndWithChunkCache) {
+  Cache(Seq(100, 50));
+  Add(Seq(900, 20));
+  Add(Cat(Seq(100, 50), Seq(7, 5)));
+  auto lpm = Make(MakeLpmPolicy, std::span(kLpmParams, kNumLpmParams), {{"fcfs_fallback_queue_len", "1"}});
+  EXPECT_EQ(OrderWith(*lpm, radix_), (V{0, 1}));
+  auto lpm2 = Make(MakeLpmPolicy, std::span(kLpmParams, kNumLpmParams));
+  EXPECT_EQ(OrderWith(*lpm2, radix_), (V{1, 0}));
+  EXPECT_EQ(OrderWith(*lpm2, chunk_), (V{0, 1}));  // cache-aware → FCFS with the chunk cache
+}
+
+TEST_F(PolicyTest, DfsWeightGroupsSiblingsHeaviestFirst) {
+  Cache(Cat(Seq(100, 40), Seq(1, 10)));
+  Cache(Cat(Seq(100, 40), Seq(20, 10)));
+  Cache(Seq(700, 40));
+  Add(Cat(Seq(700, 40), Seq(5, 3)));                     // 0: light subtree
+  Add(Cat(Cat(Seq(100, 40), Seq(1, 10)), Seq(9, 3)));    // 1
+  Add(Seq(5000, 40));                                    // 2: no match
+  Add(Cat(Cat(Seq(100, 40), Seq(20, 10)), Seq(9, 3)));   // 3
+  Add(Cat(Cat(Seq(100, 40), Seq(1, 10)), Seq(19, 3)));   // 4
+  auto dfs = Make(MakeDfsWeightPolicy, std::span(kDfsWeightParams, kNumDfsWeightParams));
+  EXPECT_EQ(OrderWith(*dfs, radix_), (V{1, 4, 3, 0, 2}));
+  EXPECT_EQ(OrderWith(*dfs, chunk_), (V{0, 1, 2, 3, 4}));
+}
+
+TEST_F(PolicyTest, LofRandomFcfs) {
+  Add(Seq(1, 4), 10);
+  Add(Seq(2, 4), 30);
+  Add(Seq(3, 4), 20);
+  Add(Seq(4, 4), 30);
+  LofPolicy lof;
+  EXPECT_EQ(OrderWith(lof, radix_), (V{1, 3, 2, 0}));
+  FcfsPolicy fcfs;
+  EXPECT_EQ(OrderWith(fcfs, radix_), (V{0, 1, 2, 3}));
+  RandomPolicy r1(7), r2(7);
+  V a = OrderWith(r1, radix_), b = OrderWith(r2, radix_);
+  EXPECT_EQ(a, b);  // seeded
+  std::sort(a.begin(), a.end());
+  EXPECT_EQ(a, (V{0, 1, 2, 3}));
+}
+
+TEST_F(PolicyTest, PriorityOrderVictimAndPreemption) {
+  Req* a = Add(Seq(1, 4));
+  a->has_priority = true;
+  a->priority = 5;
+  Req* b = Add(Seq(2, 4));  // no priority: least important
+  Req* c = Add(Seq(3, 4));
+  c->has_priority = true;
+  c->priority = 50;
+  Req* d = Add(Seq(4, 4));
+  d->has_priority = true;
+  d->priority = 5;
+  auto prio = Make(MakePriorityPolicy, std::span(kPriorityParams, kNumPriorityParams));
+  EXPECT_EQ(OrderWith(*prio, radix_), (V{2, 0, 3, 1}));  // larger value first by default
+  Req incoming;
+  incoming.has_priority = true;
+  incoming.priority = 20;
+  incoming.arrival_seq = 99;
+  EXPECT_EQ(prio->ChooseQueueVictim(queue_, incoming), 1);  // the one without priority
+  EXPECT_TRUE(prio->MayPreempt(incoming, *a));   // 20 - 5 > 10
+  EXPECT_FALSE(prio->MayPreempt(incoming, *c));
+  EXPECT_TRUE(prio->PreemptBefore(*d, *a));       // equal priority: newest first
+
+  auto low = Make(MakePriorityPolicy, std::span(kPriorityParams, kNumPriorityParams),
+                  {{"low_values_first", "true"}, {"preemption", "false"}});
+  EXPECT_EQ(OrderWith(*low, radix_), (V{0, 3, 2, 1}));
+  EXPECT_FALSE(low->MayPreempt(incoming, *c));
+}
+
+TEST(Params, ResolveRefusesUnknownAndOutOfRange) {
+  Params p;
+  EXPECT_TRUE(ResolveParams(std::span(kLpmParams, kNumLpmParams), {}, &p).ok());
+  EXPECT_EQ(p.GetInt("fcfs_fallback_queue_len"), 128);
+  Status s = ResolveParams(std::span(kLpmParams, kNumLpmParams), {{"bogus", "1"}}, &p);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("bogus"), std::string::npos);
+  EXPECT_FALSE(ResolveParams(std::span(kLpmParams, kNumLpmParams), {{"in_batch_check_threshold", "-5"}}, &p).ok());
+  EXPECT_FALSE(ResolveParams(std::span(kLpmParams, kNumLpmParams), {{"in_batch_check_threshold", "x"}}, &p).ok());
+}
+
+}  // namespace
+}  // namespace radixserve::sched
