@@ -1,0 +1,60 @@
+// RouDi, iceoryx's central daemon: its memory-pool configuration, whether one
+// is running, and a child-process handle that starts and stops one.
+// RouDiProcess is not copyable; Stop() is idempotent. Thread-compatible.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/util/status.h"
+
+namespace radixserve::transport {
+
+struct MemPool {
+  uint32_t size;   // payload bytes per chunk (iceoryx adds its own chunk header)
+  uint32_t count;  // chunks in this pool
+};
+
+struct RouDiConfig {
+  std::vector<MemPool> pools;
+  std::string ToToml() const;
+  uint32_t max_payload() const;
+  uint64_t total_bytes() const;
+};
+
+// Pools for a pipeline whose largest message is `max_message_bytes`: many small chunks for
+// requests and outputs, fewer large ones for forward batches and results.
+RouDiConfig PipelineRouDiConfig(uint32_t max_message_bytes);
+
+// True when a RouDi holds its lock on this machine.
+bool RouDiRunning();
+
+class RouDiProcess {
+ public:
+  RouDiProcess() = default;
+  RouDiProcess(const RouDiProcess&) = delete;
+  RouDiProcess& operator=(const RouDiProcess&) = delete;
+  ~RouDiProcess() { Stop(); }
+
+  // Writes `config` to `config_path`, starts `iox-roudi` (found on PATH, or RADIXSERVE_ROUDI) and
+  // waits until it accepts clients. FailedPrecondition when another RouDi is already running.
+  Status Start(const RouDiConfig& config, const std::string& config_path,
+               std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  // SIGTERM, wait, SIGKILL after a grace period; removes what a killed RouDi leaves in /dev/shm.
+  void Stop();
+  bool running() const;
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+// Removes iceoryx's leftovers (shared-memory segments, lock and socket files) after a RouDi died.
+// Only call when no RouDi is running.
+void RemoveRouDiLeftovers();
+
+}  // namespace radixserve::transport
