@@ -1,7 +1,6 @@
 #include "core/tokenizer/bpe_tokenizer.h"
 
 #include <algorithm>
-#include <bit>
 
 #include "core/tokenizer/byte_level.h"
 #include "core/tokenizer/unicode.h"
@@ -9,14 +8,6 @@
 namespace radixserve::tokenizer {
 
 namespace {
-
-uint64_t MixKey(uint64_t k) {  // splitmix64 finalizer: spreads both ids over all bits
-  k ^= k >> 30;
-  k *= 0xbf58476d1ce4e5b9ull;
-  k ^= k >> 27;
-  k *= 0x94d049bb133111ebull;
-  return k ^ (k >> 31);
-}
 
 struct Symbol {
   uint32_t begin;  // byte offset in the word
@@ -61,9 +52,7 @@ BpeTokenizer::BpeTokenizer(Vocab vocab, PreTokenizerKind pre, bool ignore_merges
 Result<std::unique_ptr<BpeTokenizer>> BpeTokenizer::Create(Vocab vocab, const std::vector<std::string>& merges,
                                                            PreTokenizerKind pre, bool ignore_merges) {
   std::unique_ptr<BpeTokenizer> t(new BpeTokenizer(std::move(vocab), pre, ignore_merges));
-  size_t capacity = std::bit_ceil(std::max<size_t>(16, merges.size() * 2));
-  t->merge_slots_.assign(capacity, MergeSlot{});
-  t->merge_mask_ = capacity - 1;
+  t->merges_.Reserve(merges.size());
   for (size_t rank = 0; rank < merges.size(); ++rank) {
     const std::string& m = merges[rank];
     // Split at the first space after the first character: a left part may itself be a space.
@@ -78,7 +67,7 @@ Result<std::unique_ptr<BpeTokenizer>> BpeTokenizer::Create(Vocab vocab, const st
     const int32_t r = t->PieceId(right);
     const int32_t result = t->PieceId(left + right);
     // The first occurrence of a pair wins, as in a rank-ordered list.
-    if (t->FindMerge(l, r) == nullptr) t->InsertMerge(l, r, static_cast<int32_t>(rank), result);
+    t->merges_.InsertIfAbsent(l, r, static_cast<int32_t>(rank), result);
   }
   t->extra_pieces_.clear();
   return t;
@@ -90,22 +79,6 @@ int32_t BpeTokenizer::PieceId(const std::string& text) {
   auto [it, inserted] =
       extra_pieces_.emplace(text, vocab_.size() + static_cast<int32_t>(extra_pieces_.size()));
   return it->second;
-}
-
-const BpeTokenizer::MergeSlot* BpeTokenizer::FindMerge(int32_t left, int32_t right) const {
-  const uint64_t key = PairKey(left, right);
-  for (uint64_t i = MixKey(key) & merge_mask_;; i = (i + 1) & merge_mask_) {
-    const MergeSlot& s = merge_slots_[i];
-    if (s.key == key) return &s;
-    if (s.key == ~0ull) return nullptr;
-  }
-}
-
-void BpeTokenizer::InsertMerge(int32_t left, int32_t right, int32_t rank, int32_t result) {
-  const uint64_t key = PairKey(left, right);
-  uint64_t i = MixKey(key) & merge_mask_;
-  while (merge_slots_[i].key != ~0ull) i = (i + 1) & merge_mask_;
-  merge_slots_[i] = {key, rank, result};
 }
 
 void BpeTokenizer::AppendBytes(std::string_view bytes, std::vector<int32_t>* out) const {
@@ -151,9 +124,9 @@ void BpeTokenizer::EncodeWord(std::string_view word, std::vector<int32_t>* out, 
     const Symbol& l = syms[left];
     const Symbol& r = syms[right];
     if (l.id < 0 || r.id < 0) return;
-    const MergeSlot* m = FindMerge(l.id, r.id);
+    const PairTable::Entry* m = merges_.Find(l.id, r.id);
     if (m == nullptr) return;
-    heap.push_back({m->rank, left, right, m->result, l.len + r.len});
+    heap.push_back({m->a, left, right, m->b, l.len + r.len});
     std::push_heap(heap.begin(), heap.end(), BigramAfter{});
   };
   for (int32_t i = 1; i < n; ++i) try_add(i - 1, i);

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/tokenizer/pair_table.h"
 #include "core/tokenizer/pre_tokenizer.h"
 #include "core/tokenizer/tokenizer.h"
 
@@ -38,23 +39,10 @@ class BpeTokenizer final : public Tokenizer {
   void EncodeWord(std::string_view word, std::vector<int32_t>* out, BpeScratch* scratch) const;
   void AppendBytes(std::string_view bytes, std::vector<int32_t>* out) const;
 
-  // Open-addressing map from (left id, right id) to (rank, merged id).
-  struct MergeSlot {
-    uint64_t key = ~0ull;  // ~0 marks an empty slot
-    int32_t rank = 0;
-    int32_t result = 0;
-  };
-  static uint64_t PairKey(int32_t left, int32_t right) {
-    return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
-  }
-  const MergeSlot* FindMerge(int32_t left, int32_t right) const;
-  void InsertMerge(int32_t left, int32_t right, int32_t rank, int32_t result);
-
   PreTokenizer pre_;
   bool ignore_merges_;
   std::array<int32_t, 256> byte_ids_;  // vocab id of each byte's symbol, or -1
-  std::vector<MergeSlot> merge_slots_;  // power-of-two size
-  uint64_t merge_mask_ = 0;
+  PairTable merges_;                   // (left id, right id) -> (rank, merged id)
   std::unordered_map<std::string, int32_t> extra_pieces_;  // load time only
 };
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <queue>
 
 #include "core/tokenizer/unicode.h"
 
@@ -48,6 +47,12 @@ struct BigramOrder {  // max-heap: highest score first, then leftmost
 
 }  // namespace
 
+// Per-Encode buffers, reused across the segments of one call (never shared between calls).
+struct SpmScratch {
+  std::vector<Symbol> syms;
+  std::vector<Bigram> heap;
+};
+
 SpmTokenizer::SpmTokenizer(Vocab vocab) : Tokenizer(std::move(vocab)) {
   byte_ids_.fill(-1);
   mergeable_.resize(vocab_.size());
@@ -66,6 +71,41 @@ SpmTokenizer::SpmTokenizer(Vocab vocab) : Tokenizer(std::move(vocab)) {
     }
     byte_ids_[b] = id;
   }
+  for (int c = 0; c < 128; ++c) {
+    const char ch = static_cast<char>(c);
+    const int32_t id = vocab_.Find(std::string_view(&ch, 1));
+    ascii_ids_[c] = Mergeable(id) ? id : -1;
+  }
+  // Every split of a mergeable token into two mergeable tokens, at character boundaries;
+  // and whether "▁" only ever starts a token (then words can be merged independently).
+  split_at_words_ = true;
+  for (int32_t id = 0; id < vocab_.size(); ++id) {
+    if (!Mergeable(id)) continue;
+    const std::string& text = vocab_.text(id);
+    bool seen_other = false;
+    for (size_t pos = 0; pos < text.size();) {
+      if (text.compare(pos, kSpaceMark.size(), kSpaceMark) == 0) {
+        if (seen_other) split_at_words_ = false;
+      } else {
+        seen_other = true;
+      }
+      pos += std::min(Utf8SeqLen(static_cast<uint8_t>(text[pos])), text.size() - pos);
+      if (pos >= text.size()) break;
+      const int32_t left = vocab_.Find(std::string_view(text).substr(0, pos));
+      const int32_t right = vocab_.Find(std::string_view(text).substr(pos));
+      if (Mergeable(left) && Mergeable(right)) pairs_.InsertIfAbsent(left, right, id, 0);
+    }
+  }
+}
+
+int32_t SpmTokenizer::MergedId(int32_t left_id, int32_t right_id, std::string_view concatenated) const {
+  if (left_id >= 0 && right_id >= 0) {
+    const PairTable::Entry* e = pairs_.Find(left_id, right_id);
+    return e ? e->a : -1;
+  }
+  // A character outside the vocab may still be part of a longer token.
+  const int32_t id = vocab_.Find(concatenated);
+  return Mergeable(id) ? id : -1;
 }
 
 void SpmTokenizer::AppendBytes(std::string_view bytes, std::vector<int32_t>* out) const {
@@ -86,35 +126,64 @@ void SpmTokenizer::EncodeText(std::string_view text, bool fragment_start, std::v
       s.push_back(c);
     }
   }
-  if (s.empty()) return;
-
-  std::vector<Symbol> syms;
-  syms.reserve(s.size());
+  SpmScratch scratch;
+  if (!split_at_words_) {
+    EncodeSegment(s, &scratch, out);
+    return;
+  }
+  // Cut before every "▁" that follows another character.
+  size_t start = 0;
+  bool prev_is_mark = false;
   for (size_t pos = 0; pos < s.size();) {
-    const size_t n = std::min(Utf8SeqLen(static_cast<uint8_t>(s[pos])), s.size() - pos);
+    const bool is_mark = s.compare(pos, kSpaceMark.size(), kSpaceMark) == 0;
+    if (is_mark && !prev_is_mark && pos > start) {
+      EncodeSegment(std::string_view(s).substr(start, pos - start), &scratch, out);
+      start = pos;
+    }
+    prev_is_mark = is_mark;
+    pos += is_mark ? kSpaceMark.size() : 1;
+  }
+  if (start < s.size()) EncodeSegment(std::string_view(s).substr(start), &scratch, out);
+}
+
+void SpmTokenizer::EncodeSegment(std::string_view s, SpmScratch* scratch, std::vector<int32_t>* out) const {
+  auto& syms = scratch->syms;
+  auto& heap = scratch->heap;
+  syms.clear();
+  heap.clear();
+  for (size_t pos = 0; pos < s.size();) {
+    const auto b0 = static_cast<uint8_t>(s[pos]);
+    const size_t n = std::min(Utf8SeqLen(b0), s.size() - pos);
     const int32_t idx = static_cast<int32_t>(syms.size());
-    int32_t id = vocab_.Find(std::string_view(s.data() + pos, n));
-    if (!Mergeable(id)) id = -1;
+    int32_t id;
+    if (b0 < 0x80) {
+      id = ascii_ids_[b0];
+    } else {
+      id = vocab_.Find(s.substr(pos, n));
+      if (!Mergeable(id)) id = -1;
+    }
     syms.push_back({static_cast<uint32_t>(pos), static_cast<uint32_t>(n), idx - 1, idx + 1, id});
     pos += n;
   }
+  if (syms.empty()) return;
   syms.back().next = -1;
 
-  std::vector<Bigram> storage;
-  storage.reserve(syms.size());
-  std::priority_queue<Bigram, std::vector<Bigram>, BigramOrder> queue(BigramOrder{}, std::move(storage));
   auto try_add = [&](int32_t left, int32_t right) {
     if (left < 0 || right < 0) return;
-    const uint32_t len = syms[left].len + syms[right].len;
-    const int32_t id = vocab_.Find(std::string_view(s.data() + syms[left].begin, len));
-    if (!Mergeable(id)) return;
-    queue.push({vocab_.score(id), left, right, len, id});
+    const Symbol& l = syms[left];
+    const Symbol& r = syms[right];
+    const uint32_t len = l.len + r.len;
+    const int32_t id = MergedId(l.id, r.id, s.substr(l.begin, len));
+    if (id < 0) return;
+    heap.push_back({vocab_.score(id), left, right, len, id});
+    std::push_heap(heap.begin(), heap.end(), BigramOrder{});
   };
   for (int32_t i = 1; i < static_cast<int32_t>(syms.size()); ++i) try_add(i - 1, i);
 
-  while (!queue.empty()) {
-    const Bigram b = queue.top();
-    queue.pop();
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), BigramOrder{});
+    const Bigram b = heap.back();
+    heap.pop_back();
     Symbol& left = syms[b.left];
     Symbol& right = syms[b.right];
     // Stale: one side was merged elsewhere since this pair was queued.
@@ -133,7 +202,7 @@ void SpmTokenizer::EncodeText(std::string_view text, bool fragment_start, std::v
     if (sym.id >= 0) {
       out->push_back(sym.id);
     } else {
-      AppendBytes(std::string_view(s.data() + sym.begin, sym.len), out);
+      AppendBytes(s.substr(sym.begin, sym.len), out);
     }
   }
 }
