@@ -12,6 +12,7 @@ const char* MessageKindName(MessageKind kind) noexcept {
     case MessageKind::kBatchTokenIdOut: return "BatchTokenIdOut";
     case MessageKind::kBatchStrOut: return "BatchStrOut";
     case MessageKind::kControl: return "Control";
+    case MessageKind::kNodeStatus: return "NodeStatus";
     case MessageKind::kTest: return "Test";
   }
   return "Unknown";

@@ -31,6 +31,7 @@ enum class MessageKind : uint16_t {
   kBatchTokenIdOut = 5,
   kBatchStrOut = 6,
   kControl = 7,  // a serialized Protobuf control message follows the header
+  kNodeStatus = 8,
   kTest = 100,
 };
 const char* MessageKindName(MessageKind kind) noexcept;

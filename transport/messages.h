@@ -1,0 +1,173 @@
+// The hot-path messages of the pipeline (ARCHITECTURE section 4), as
+// fixed-layout structs with trailing arrays (see message_layout.h).
+//
+//   api ──TokenizedRequestMsg / AbortRequestMsg──► scheduler ──ForwardBatchMsg──► worker
+//   worker ──ForwardResultMsg──► scheduler ──BatchTokenIdOutMsg──► detokenizer ──BatchStrOutMsg──► api
+//   every node ──NodeStatusMsg──► whoever watches (api, launcher)
+//
+// Each Validate* checks the header and every array against the received size and the limits
+// below before anything is read; a message that fails is logged and dropped, never trusted.
+#pragma once
+
+#include <cstdint>
+
+#include "core/sampling/sampling_params.h"
+#include "transport/message_layout.h"
+
+namespace radixserve::transport {
+
+// Limits that bound every array a reader accepts.
+inline constexpr uint32_t kMaxTokensPerMessage = 1u << 22;
+inline constexpr uint32_t kMaxRequestsPerBatch = 1u << 14;
+inline constexpr uint32_t kMaxStopStrings = 64;
+inline constexpr uint32_t kMaxTextBytes = 1u << 24;
+inline constexpr uint32_t kMaxTopLogprobs = 20;
+
+static_assert(std::is_trivially_copyable_v<SamplingParams>);
+
+struct TokenizedRequestMsg {
+  static constexpr MessageKind kKind = MessageKind::kTokenizedRequest;
+  static constexpr uint16_t kLayoutVersion = 1;
+  MessageHeader header;
+  uint64_t rid;
+  SamplingParams sampling;
+  uint8_t stream;
+  uint8_t return_logprob;
+  uint8_t has_priority;
+  uint8_t reserved;
+  int32_t top_logprobs_num;
+  int64_t priority;
+  double arrival_time;     // seconds on CLOCK_MONOTONIC (same machine)
+  ArrayRef input_ids;      // int32
+  ArrayRef stop_token_ids; // int32
+  ArrayRef stop_str_bytes; // char: the stop strings back to back
+  ArrayRef stop_str_lens;  // uint32: the length of each stop string
+};
+
+struct AbortRequestMsg {
+  static constexpr MessageKind kKind = MessageKind::kAbortRequest;
+  static constexpr uint16_t kLayoutVersion = 1;
+  MessageHeader header;
+  uint64_t rid;
+  uint8_t abort_all;
+  uint8_t reserved[7];
+};
+
+// One request of a forward batch (mirrors sched::ForwardReq).
+struct ForwardReqWire {
+  uint64_t rid;
+  int32_t row;
+  int32_t sync_begin;
+  int32_t prefix_offset;
+  int32_t prefix_len;
+  int32_t extend_len;
+  int32_t token_offset;
+  uint8_t sample;
+  uint8_t return_logprob;
+  uint8_t new_request;  // reset the worker's per-request sampling state (new or resumed)
+  uint8_t reserved;
+  int32_t top_logprobs_num;
+  SamplingParams sampling;
+};
+
+struct ForwardBatchMsg {
+  static constexpr MessageKind kKind = MessageKind::kForwardBatch;
+  static constexpr uint16_t kLayoutVersion = 1;
+  MessageHeader header;
+  uint64_t batch_id;
+  uint8_t mode;  // sched::ForwardMode
+  uint8_t reserved[7];
+  ArrayRef reqs;           // ForwardReqWire
+  ArrayRef input_ids;      // int32, Σ extend_len
+  ArrayRef out_cache_loc;  // int32, Σ extend_len
+  ArrayRef prefix_slots;   // int32, row patches
+  ArrayRef released_rids;  // uint64: requests whose worker-side state can be dropped
+};
+
+struct ForwardResultMsg {
+  static constexpr MessageKind kKind = MessageKind::kForwardResult;
+  static constexpr uint16_t kLayoutVersion = 1;
+  MessageHeader header;
+  uint64_t batch_id;
+  int32_t status_code;     // 0 ok; otherwise StatusCode and `error` holds the message
+  int32_t top_n;           // entries per request in top_ids / top_logprobs
+  ArrayRef next_token_ids; // int32, one per request
+  ArrayRef logprobs;       // float, one per request or empty
+  ArrayRef top_ids;        // int32, top_n per request or empty
+  ArrayRef top_logprobs;   // float, top_n per request or empty
+  ArrayRef error;          // char
+};
+
+// Per-request entry of BatchTokenIdOutMsg and BatchStrOutMsg.
+struct OutputEntry {
+  uint64_t rid;
+  uint8_t finished;
+  uint8_t finish_kind;      // sched::FinishKind
+  uint8_t skip_special_tokens;
+  uint8_t no_stop_trim;
+  int32_t matched_token;
+  int32_t finish_length;
+  int32_t status_code;
+  int32_t prompt_tokens;
+  int32_t completion_tokens;
+  int32_t cached_tokens;
+  int32_t read_offset;      // token-id output: position in decode_ids where new text starts
+  uint32_t ids_offset;      // token-id output: decode_ids; string output: output_ids
+  uint32_t ids_count;
+  uint32_t out_ids_offset;  // token-id output: new output ids
+  uint32_t out_ids_count;
+  uint32_t logprob_offset;  // into logprobs (one per new output token)
+  uint32_t logprob_count;
+  uint32_t text_offset;     // string output: the text delta; both: finish text after it
+  uint32_t text_len;
+  uint32_t finish_text_offset;  // matched stop string or abort message
+  uint32_t finish_text_len;
+};
+
+struct BatchTokenIdOutMsg {
+  static constexpr MessageKind kKind = MessageKind::kBatchTokenIdOut;
+  static constexpr uint16_t kLayoutVersion = 1;
+  MessageHeader header;
+  ArrayRef entries;    // OutputEntry
+  ArrayRef ids;        // int32: decode_ids of each entry
+  ArrayRef out_ids;    // int32: new output ids of each entry
+  ArrayRef logprobs;   // float
+  ArrayRef text;       // char: finish texts
+};
+
+struct BatchStrOutMsg {
+  static constexpr MessageKind kKind = MessageKind::kBatchStrOut;
+  static constexpr uint16_t kLayoutVersion = 1;
+  MessageHeader header;
+  ArrayRef entries;    // OutputEntry
+  ArrayRef ids;        // int32: new output ids of each entry
+  ArrayRef out_ids;    // unused (kept for a shared entry layout)
+  ArrayRef logprobs;   // float
+  ArrayRef text;       // char: text deltas and finish texts
+};
+
+struct NodeStatusMsg {
+  static constexpr MessageKind kKind = MessageKind::kNodeStatus;
+  static constexpr uint16_t kLayoutVersion = 1;
+  MessageHeader header;
+  char name[64];
+  char component[32];
+  uint8_t state;  // nodes::NodeState
+  uint8_t ready;
+  uint8_t reserved[2];
+  int32_t pid;
+  double timestamp;  // CLOCK_MONOTONIC seconds
+};
+
+// The kind of a received chunk, or kInvalid when it has no readable header.
+MessageKind PeekKind(const void* bytes, size_t size) noexcept;
+
+Result<const TokenizedRequestMsg*> ValidateTokenizedRequest(const void* bytes, size_t size) noexcept;
+Result<const AbortRequestMsg*> ValidateAbortRequest(const void* bytes, size_t size) noexcept;
+Result<const ForwardBatchMsg*> ValidateForwardBatch(const void* bytes, size_t size) noexcept;
+Result<const ForwardResultMsg*> ValidateForwardResult(const void* bytes, size_t size) noexcept;
+Result<const BatchTokenIdOutMsg*> ValidateBatchTokenIdOut(const void* bytes, size_t size) noexcept;
+Result<const BatchStrOutMsg*> ValidateBatchStrOut(const void* bytes, size_t size) noexcept;
+Result<const NodeStatusMsg*> ValidateNodeStatus(const void* bytes, size_t size) noexcept;
+
+}  // namespace radixserve::transport
