@@ -50,9 +50,10 @@ class Tokenizer {
   // and unknown tokens. Out-of-range ids are skipped. The result may end in an incomplete
   // UTF-8 sequence when byte tokens were cut; see Utf8CompleteLength.
   std::string Decode(std::span<const int32_t> ids, bool skip_special) const;
-  // Decodes a window of ids that continues earlier text (incremental detokenization):
-  // like Decode, but never removes the leading space, so that the text of a sequence is
-  // the concatenation of the decoded windows.
+  // Decodes a window of ids that continues earlier text (incremental detokenization, or a
+  // generation that follows its prompt): like Decode, but never removes a leading space.
+  // For ids split into a head that holds the first text token and a tail,
+  // Decode(head) + DecodeWindow(tail) == Decode(ids).
   std::string DecodeWindow(std::span<const int32_t> ids, bool skip_special) const;
 
   // Raw bytes of one token as it appears in decoded text ("▁" as space, <0x0A> as "\n",
