@@ -1,0 +1,60 @@
+// GenerateRequest: one validated generation request, whatever endpoint it
+// came from (/v1/completions, /v1/chat/completions, /generate).
+//
+// The parser fills the input (text, chat messages or token ids) and the
+// options; the HTTP server then renders chat messages, tokenizes, checks the
+// length against the context and hands one request per choice (n > 1:
+// rids "<rid>-<i>") to the backend. Plain value type, thread-compatible.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/sampling/sampling_params.h"
+
+namespace radixserve::api {
+
+enum class Endpoint { kCompletions, kChatCompletions, kGenerate };
+
+struct ChatMessage {
+  std::string role;  // "system", "user" or "assistant"
+  std::string content;
+};
+
+// Limits the parser enforces; every one is a server parameter.
+struct ApiLimits {
+  int32_t max_n = 16;
+  int32_t max_stop_strings = 16;
+  int32_t max_stop_string_bytes = 256;
+  int32_t max_stop_token_ids = 64;
+  int32_t max_logprobs = 20;
+  int32_t max_messages = 1024;
+  size_t max_body_bytes = 8u << 20;
+};
+
+struct GenerateRequest {
+  Endpoint endpoint = Endpoint::kCompletions;
+  std::string rid;    // user-supplied or generated; sub-requests append "-<i>"
+  std::string model;  // as the client sent it ("" when absent)
+
+  // Input: exactly one of text / messages / input_ids is given by the client.
+  // After PrepareInput, input_ids always holds the prompt tokens.
+  std::string text;
+  std::vector<ChatMessage> messages;
+  std::vector<int32_t> input_ids;
+  bool has_text = false;
+  bool has_input_ids = false;
+  bool add_generation_prompt = true;  // chat only
+
+  SamplingParams sampling;               // validated; sampling.logprobs = -1 when none asked
+  std::vector<std::string> stop;         // stop strings
+  std::vector<int32_t> stop_token_ids;
+  int32_t n = 1;
+  bool stream = false;
+  bool include_usage = false;            // stream_options.include_usage
+  bool return_logprob = false;           // logprobs of the chosen tokens
+  int32_t top_logprobs = 0;              // how many alternatives per position
+};
+
+}  // namespace radixserve::api

@@ -1,0 +1,76 @@
+// HttpServer: the OpenAI-compatible HTTP front end of the api node.
+//
+// Routes: POST /v1/completions, /v1/chat/completions, /generate, /tokenize,
+// /detokenize, /flush_cache; GET /v1/models, /health, /get_server_info,
+// /metrics. It validates requests, renders chat templates, tokenizes and
+// checks the prompt length through the ApiBackend, fans n > 1 out into
+// sub-requests "<rid>-<i>", streams SSE as outputs arrive, and aborts a
+// request as soon as its client disconnects. An API key, when set, is
+// required as "Authorization: Bearer <key>" everywhere but /health.
+// Start/Stop from one thread; requests are served concurrently (one thread
+// per connection, see HttpListener).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/api/api_error.h"
+#include "core/api/backend.h"
+#include "core/api/chat_template.h"
+#include "core/api/generate_request.h"
+#include "core/api/http_listener.h"
+#include "core/util/status.h"
+
+namespace radixserve::api {
+
+struct HttpServerOptions {
+  std::string host = "127.0.0.1";  // loopback unless the operator opens it up
+  int port = 30000;                 // 0: an ephemeral port (tests)
+  std::string api_key;              // empty: no authentication
+  std::string served_model_name = "default";
+  ApiLimits limits;
+  int max_connections = 4096;
+  int keep_alive_timeout_ms = 5000;
+  int write_timeout_ms = 30000;
+  // The GGUF's tokenizer.chat_template text; chat_template_name ("llama3", ...) overrides it.
+  std::string chat_template_text;
+  std::string chat_template_name;
+  ChatTemplate::Options chat_template_options;
+};
+
+class HttpServer {
+ public:
+  // backend must outlive the server.
+  HttpServer(HttpServerOptions options, ApiBackend* backend);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  Status Start();
+  // Closes every connection (their in-flight requests are aborted) and returns when all are gone.
+  void Stop();
+  int port() const { return listener_.port(); }
+  const ChatTemplate& chat_template() const { return *chat_template_; }
+
+  // Renders/tokenizes req's input into req->input_ids and checks it against the context length.
+  bool PrepareInput(GenerateRequest* req, ApiError* error);
+
+ private:
+  void Handle(const HttpRequest& request, HttpConnection& conn);
+  void HandleGenerate(const HttpRequest& request, HttpConnection& conn, Endpoint endpoint);
+  void HandleTokenize(const HttpRequest& request, HttpConnection& conn);
+  void HandleDetokenize(const HttpRequest& request, HttpConnection& conn);
+  void HandleModels(HttpConnection& conn);
+  bool Authorized(const HttpRequest& request) const;
+
+  HttpServerOptions options_;
+  ApiBackend* backend_;
+  std::optional<ChatTemplate> chat_template_;
+  HttpListener listener_;
+  int64_t start_time_ = 0;
+};
+
+}  // namespace radixserve::api
