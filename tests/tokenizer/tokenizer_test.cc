@@ -163,6 +163,20 @@ TEST(SpmTest, HigherScoreMergesFirst) {
   EXPECT_EQ((*tok)->Encode("az", false, false), (Ids{6, 0}));
 }
 
+TEST(SpmTest, WholeTextMergingWhenATokenHasAnInnerSpace) {
+  // "a▁" puts "▁" after another character, so words cannot be merged one by one: the
+  // tokenizer must see that and merge across the word boundary ("a▁b").
+  gguf::GgufWriter w = TinySpmWriter();
+  w.SetStringArray("tokenizer.ggml.tokens", {"<unk>", "<s>", "</s>", "\xE2\x96\x81", "a", "b", "\xE2\x96\x81" "a",
+                                             "a\xE2\x96\x81", "a\xE2\x96\x81" "b"});
+  w.SetF32Array("tokenizer.ggml.scores", {0, 0, 0, -1, -2, -2, -0.5f, -0.2f, 0});
+  w.SetI32Array("tokenizer.ggml.token_type", {2, 3, 3, 1, 1, 1, 1, 1, 1});
+  auto tok = FromBytes(w);
+  ASSERT_TRUE(tok.ok()) << tok.status().ToString();
+  EXPECT_EQ((*tok)->Encode("a b", false, false), (Ids{3, 8}));
+  EXPECT_EQ((*tok)->Decode(Ids{3, 8}, false), "a b");
+}
+
 TEST(SpmTest, BosEosAndPrefix) {
   const Tokenizer& t = Load("llama-spm");
   EXPECT_EQ(t.Encode("Hello world", true, false), (Ids{1, 15043, 3186}));
@@ -219,6 +233,47 @@ TEST(SpmTest, Stories260KGoldenPrompts) {
     ++n;
   }
   EXPECT_EQ(n, 5);
+}
+
+// ---- BPE ---------------------------------------------------------------------------
+
+TEST(BpeTest, MergesByRankLeftmostFirst) {
+  gguf::GgufWriter w;
+  w.SetString("tokenizer.ggml.model", "gpt2");
+  w.SetString("tokenizer.ggml.pre", "gpt-2");
+  w.SetStringArray("tokenizer.ggml.tokens", {"a", "b", "aa", "ab", "aab", "<|endoftext|>"});
+  w.SetI32Array("tokenizer.ggml.token_type", {1, 1, 1, 1, 1, 3});
+  w.SetStringArray("tokenizer.ggml.merges", {"a a", "a b", "aa b"});
+  w.SetU32("tokenizer.ggml.eos_token_id", 5);
+  auto tok = FromBytes(w);
+  ASSERT_TRUE(tok.ok()) << tok.status().ToString();
+  const Tokenizer& t = **tok;
+  EXPECT_EQ(t.Encode("aaa", false, false), (Ids{2, 0}));  // equal ranks: the leftmost pair first
+  EXPECT_EQ(t.Encode("aab", false, false), (Ids{4}));     // "a a" (rank 0) before "a b", then "aa b"
+  EXPECT_EQ(t.Encode("ba", false, false), (Ids{1, 0}));
+  EXPECT_EQ(t.Encode("ab<|endoftext|>", false, true), (Ids{3, 5}));
+  EXPECT_TRUE(t.IsEog(5));
+  EXPECT_EQ(t.bos_id(), -1);  // BPE vocabs have no default BOS
+}
+
+TEST(BpeTest, Llama3IgnoresMergesForWholeWordTokens) {
+  // With pre "llama-bpe" a word that is itself a token is emitted whole, even when the
+  // merges alone would not build it (Hugging Face's ignore_merges).
+  gguf::GgufWriter w;
+  w.SetString("tokenizer.ggml.model", "gpt2");
+  w.SetStringArray("tokenizer.ggml.tokens", {"a", "b", "c", "ab", "abc", "<|begin_of_text|>"});
+  w.SetI32Array("tokenizer.ggml.token_type", {1, 1, 1, 1, 1, 3});
+  w.SetStringArray("tokenizer.ggml.merges", {"a b"});
+  w.SetU32("tokenizer.ggml.bos_token_id", 5);
+  w.SetString("tokenizer.ggml.pre", "gpt-2");
+  auto plain = FromBytes(w);
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_EQ((*plain)->Encode("abc", true, false), (Ids{3, 2}));
+  w.SetString("tokenizer.ggml.pre", "llama-bpe");
+  auto llama3 = FromBytes(w);
+  ASSERT_TRUE(llama3.ok()) << llama3.status().ToString();
+  EXPECT_TRUE((*llama3)->add_bos());  // llama3 vocabs add BOS unless told otherwise
+  EXPECT_EQ((*llama3)->Encode("abc", true, false), (Ids{5, 4}));
 }
 
 // ---- special tokens ------------------------------------------------------------------
