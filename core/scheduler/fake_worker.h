@@ -1,0 +1,56 @@
+// FakeWorker: a deterministic stand-in for the model, for tests and
+// benchmarks. Each KV slot stores (token, position, rolling hash of the whole
+// prefix); the next token is a function of the hash at the last position,
+// read through the worker's own mirror of the req-to-token rows. So outputs
+// depend only on the token sequence, and any slot bookkeeping error (a wrong
+// row entry, a slot reused while still needed) changes them. With
+// verify = true it also checks every row it reads, position by position.
+// Thread-compatible: one caller at a time (the scheduler or its AsyncWorker).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/scheduler/worker.h"
+
+namespace radixserve::sched {
+
+struct FakeWorkerOptions {
+  int32_t vocab_size = 1000;
+  int32_t eos_id = 2;
+  int32_t eos_one_in = 0;  // > 0: EOS whenever hash % eos_one_in == 0
+  int64_t num_slots = 1 << 16;   // >= the allocator's highest slot + 1
+  int32_t num_rows = 256;
+  int32_t max_context_len = 8192;
+  bool verify = true;
+};
+
+class FakeWorker final : public Worker {
+ public:
+  explicit FakeWorker(const FakeWorkerOptions& opt);
+  Status Forward(const ForwardBatch& batch, ForwardResult* result) override;
+
+  // What the worker samples after `tokens` (no KV involved): the reference for tests.
+  int32_t Reference(std::span<const int32_t> tokens) const;
+  // Greedy generation by Reference until max_new tokens or EOS (unless ignore_eos).
+  std::vector<int32_t> ReferenceGenerate(std::span<const int32_t> prompt, int32_t max_new, bool ignore_eos) const;
+  int64_t forwards() const { return forwards_; }
+
+ private:
+  struct Kv {
+    int32_t token = -1;
+    int32_t pos = -1;
+    uint64_t hash = 0;
+  };
+  static uint64_t Chain(uint64_t prev, int32_t token, int32_t pos);
+  int32_t TokenFromHash(uint64_t h) const;
+
+  FakeWorkerOptions opt_;
+  std::vector<Kv> kv_;
+  std::vector<int32_t> rows_;      // mirror: num_rows x max_context_len
+  std::vector<int32_t> last_sampled_;
+  int64_t forwards_ = 0;
+};
+
+}  // namespace radixserve::sched

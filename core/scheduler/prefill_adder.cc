@@ -1,0 +1,106 @@
+#include "core/scheduler/prefill_adder.h"
+
+#include <algorithm>
+
+namespace radixserve::sched {
+
+PrefillAdder::PrefillAdder(const PrefillAdderOptions& opt, PrefixCache* cache, const KvAllocator* alloc,
+                           std::span<Req* const> running, std::vector<Req*>* can_run_list)
+    : opt_(opt), cache_(cache), alloc_(alloc), can_run_(can_run_list) {
+  const int64_t mixed = opt.mixed_decode_tokens;
+  rem_input_tokens_ = opt.max_prefill_tokens - mixed;
+  rem_chunk_tokens_ = chunking() ? opt.chunked_prefill_size - mixed : 0;
+  total_offset_ = static_cast<double>(mixed);
+  cur_offset_ = mixed;
+  for (const Req* r : running) {
+    int64_t left = std::min<int64_t>(std::max(r->max_new_tokens() - r->output_len(), 0), opt.clip_max_new_tokens);
+    total_offset_ += static_cast<double>(left) * opt.new_token_ratio;
+  }
+  can_run_->clear();
+}
+
+int64_t PrefillAdder::rem_total_tokens() const {
+  return static_cast<int64_t>(static_cast<double>(alloc_->available_size() + cache_->evictable_size()) - total_offset_);
+}
+
+int64_t PrefillAdder::cur_rem_tokens() const {
+  return alloc_->available_size() + cache_->evictable_size() - cur_offset_;
+}
+
+void PrefillAdder::ReleaseRunningReservation(const Req& r) {
+  int64_t left = std::min<int64_t>(std::max(r.max_new_tokens() - r.output_len(), 0), opt_.clip_max_new_tokens);
+  total_offset_ -= static_cast<double>(left) * opt_.new_token_ratio;
+}
+
+void PrefillAdder::UpdateBudget(int64_t extend, int64_t max_new) {
+  const int64_t e = CeilPage(extend);
+  total_offset_ += static_cast<double>(e + max_new);
+  cur_offset_ += e;
+  rem_input_tokens_ -= e;
+  if (chunking()) rem_chunk_tokens_ -= e;
+}
+
+AddReqResult PrefillAdder::BudgetState() const {
+  if (rem_total_tokens() <= 0 || cur_rem_tokens() <= 0) return AddReqResult::kNoToken;
+  if (rem_input_tokens_ <= 0 || (chunking() && rem_chunk_tokens_ <= 0)) return AddReqResult::kOther;
+  return AddReqResult::kContinue;
+}
+
+Req* PrefillAdder::AddChunkedReq(Req* req) {
+  const int64_t P = opt_.page_size;
+  int64_t rem = std::min<int64_t>(rem_chunk_tokens_, rem_total_tokens());
+  const int64_t prefix = static_cast<int64_t>(req->prefix_indices.size());
+  const int64_t cand = req->extend_end - prefix;
+  const bool truncated = cand > rem;
+  int64_t n = truncated ? (prefix + rem) / P * P - prefix : cand;  // keep chunk ends page-aligned
+  if (n <= 0) return req;  // no budget this pass; the request stays chunked
+  req->extend_begin = static_cast<int32_t>(prefix);
+  req->extend_end = static_cast<int32_t>(prefix + n);
+  can_run_->push_back(req);
+  const int64_t max_new =
+      std::min<int64_t>(std::max(req->max_new_tokens() - req->output_len(), 0), opt_.clip_max_new_tokens);
+  UpdateBudget(n, truncated ? 0 : max_new);
+  return truncated ? req : nullptr;
+}
+
+AddReqResult PrefillAdder::AddOneReq(Req* req) {
+  const int64_t P = opt_.page_size;
+  const int64_t max_new =
+      std::min<int64_t>(std::max(req->max_new_tokens() - req->output_len(), 0), opt_.clip_max_new_tokens);
+  const int64_t prefix = static_cast<int64_t>(req->prefix_indices.size());
+  const int64_t extend = req->extend_end - prefix;
+  const int64_t total_tokens = extend + max_new + opt_.per_req_token_overhead;
+
+  // Lock the matched prefix while judging the fit, so it is not counted as evictable.
+  cache_->IncLockRef(req->last_node);
+  AddReqResult verdict = AddReqResult::kContinue;
+  if (total_tokens >= rem_total_tokens()) {
+    verdict = AddReqResult::kNoToken;
+  } else if (!chunking() && !can_run_->empty() && CeilPage(extend) >= rem_input_tokens_) {
+    verdict = AddReqResult::kOther;
+  } else if (!chunking() || CeilPage(extend) <= rem_chunk_tokens_) {
+    req->extend_begin = static_cast<int32_t>(prefix);
+    cache_->IncLockRef(req->last_node);  // held until the request is released
+    can_run_->push_back(req);
+    UpdateBudget(extend, max_new);
+  } else {
+    // Start chunked prefill: as much as the chunk budget allows, ending on a page boundary.
+    int64_t trunc = rem_chunk_tokens_ / P * P;
+    trunc = (prefix + trunc) / P * P - prefix;
+    if (trunc <= 0) {
+      verdict = AddReqResult::kOther;
+    } else {
+      req->extend_begin = static_cast<int32_t>(prefix);
+      req->extend_end = static_cast<int32_t>(prefix + trunc);
+      cache_->IncLockRef(req->last_node);
+      can_run_->push_back(req);
+      new_chunked_req_ = req;
+      UpdateBudget(trunc, 0);  // no output reserve while chunking
+    }
+  }
+  cache_->DecLockRef(req->last_node);
+  if (verdict != AddReqResult::kContinue) return verdict;
+  return BudgetState();
+}
+
+}  // namespace radixserve::sched

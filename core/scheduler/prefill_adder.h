@@ -1,0 +1,67 @@
+// PrefillAdder: admission control for one prefill batch (SCHEDULER_SPEC 3.3
+// - 3.6). Tracks the future-aware KV budget (rem_total_tokens), this batch's
+// KV budget, the compute budget (rem_input_tokens) and the chunk budget, and
+// admits requests whole or starts chunking the one that does not fit.
+// Built fresh per prefill attempt (cheap; vectors are borrowed). Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/scheduler/kv_allocator.h"
+#include "core/scheduler/prefix_cache.h"
+#include "core/scheduler/req.h"
+
+namespace radixserve::sched {
+
+enum class AddReqResult { kContinue, kNoToken, kOther };
+
+struct PrefillAdderOptions {
+  int32_t page_size = 1;
+  int32_t max_prefill_tokens = 16384;
+  int32_t chunked_prefill_size = -1;  // <= 0: chunking disabled
+  int32_t mixed_decode_tokens = 0;
+  int32_t clip_max_new_tokens = 4096;
+  int32_t per_req_token_overhead = 0;
+  double new_token_ratio = 0.7;
+};
+
+class PrefillAdder {
+ public:
+  // running: the current running batch (its expected growth is reserved).
+  PrefillAdder(const PrefillAdderOptions& opt, PrefixCache* cache, const KvAllocator* alloc,
+               std::span<Req* const> running, std::vector<Req*>* can_run_list);
+
+  // Continues the in-flight chunked request; returns it while still chunked, nullptr on its last chunk.
+  Req* AddChunkedReq(Req* req);
+  // req.prefix_indices / last_node must hold its fresh match (InitNextRoundInput done).
+  AddReqResult AddOneReq(Req* req);
+  Req* new_chunked_req() const { return new_chunked_req_; }
+
+  // Frees budget held for a preempted running request (its remaining-output reservation).
+  void ReleaseRunningReservation(const Req& r);
+  int64_t rem_total_tokens() const;
+  int64_t cur_rem_tokens() const;
+  int64_t rem_input_tokens() const { return rem_input_tokens_; }
+  int64_t rem_chunk_tokens() const { return rem_chunk_tokens_; }
+  double new_token_ratio() const { return opt_.new_token_ratio; }
+  int32_t clip() const { return opt_.clip_max_new_tokens; }
+  AddReqResult BudgetState() const;
+
+ private:
+  bool chunking() const { return opt_.chunked_prefill_size > 0; }
+  int64_t CeilPage(int64_t x) const { return (x + opt_.page_size - 1) / opt_.page_size * opt_.page_size; }
+  void UpdateBudget(int64_t extend, int64_t max_new);
+
+  PrefillAdderOptions opt_;
+  PrefixCache* cache_;
+  const KvAllocator* alloc_;
+  std::vector<Req*>* can_run_;
+  Req* new_chunked_req_ = nullptr;
+  double total_offset_ = 0;
+  int64_t cur_offset_ = 0;
+  int64_t rem_input_tokens_ = 0;
+  int64_t rem_chunk_tokens_ = 0;
+};
+
+}  // namespace radixserve::sched

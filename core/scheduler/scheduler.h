@@ -1,0 +1,205 @@
+// Scheduler: the SGLang-style event loop (SCHEDULER_SPEC 1-4, 7) in one
+// process, against an abstract Worker. Each iteration: apply staged plugin
+// swaps (the iteration boundary), receive requests, get the next batch
+// (prefill first, otherwise decode with retraction), run it, process its
+// result (append, finish, cache, stream). The overlap loop launches batch N+1
+// on a worker thread before processing batch N's result.
+//
+// Submit/Abort/Swap* are thread-safe (they queue for the next iteration);
+// Step/RunUntilIdle and the queries must be called from one thread.
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/scheduler/async_worker.h"
+#include "core/scheduler/batch_preparer.h"
+#include "core/scheduler/decode_memory.h"
+#include "core/scheduler/finish_checker.h"
+#include "core/scheduler/new_token_ratio.h"
+#include "core/scheduler/output_streamer.h"
+#include "core/scheduler/policy.h"
+#include "core/scheduler/prefill_adder.h"
+#include "core/scheduler/prefix_cache.h"
+#include "core/scheduler/schedule_batch.h"
+#include "core/scheduler/scheduler_config.h"
+#include "core/scheduler/worker.h"
+
+namespace radixserve::sched {
+
+struct GenerateRequest {
+  uint64_t rid = 0;
+  std::vector<int32_t> input_ids;
+  SamplingParams sampling;
+  std::vector<int32_t> stop_token_ids;
+  std::vector<std::string> stop_strs;
+  bool stream = false;
+  bool return_logprob = false;
+  std::optional<int64_t> priority;
+};
+
+using PolicyPtr = std::unique_ptr<SchedulePolicy, std::function<void(SchedulePolicy*)>>;
+using CachePtr = std::unique_ptr<PrefixCache, std::function<void(PrefixCache*)>>;
+PolicyPtr OwnPolicy(std::unique_ptr<SchedulePolicy> p);
+CachePtr OwnCache(std::unique_ptr<PrefixCache> c);
+
+// How a cache swap gets rid of the KV the old cache and running requests hold.
+enum class CacheSwapMode {
+  kDrain,  // stop admitting, let running requests finish, then swap
+  kFlush,  // retract every running request now (they resume by recompute), then swap
+};
+using SwapDoneFn = std::function<void(const Status&, const std::string& report)>;
+
+struct SchedulerStats {
+  int64_t iterations = 0;
+  int64_t prefill_batches = 0;
+  int64_t decode_batches = 0;
+  int64_t mixed_batches = 0;
+  int64_t retractions = 0;       // requests retracted
+  int64_t preemptions = 0;
+  int64_t finished = 0;
+  int64_t aborted = 0;
+  int64_t cached_prompt_tokens = 0;
+  int64_t computed_prompt_tokens = 0;
+  int32_t max_running = 0;
+};
+
+class Scheduler {
+ public:
+  Scheduler(const SchedulerConfig& config, Worker* worker, CachePtr cache, PolicyPtr policy, OutputSink sink,
+            DetokenizeFn detokenize = nullptr);
+  ~Scheduler();
+
+  void Submit(GenerateRequest req);
+  void Abort(uint64_t rid);
+  void SwapPolicy(PolicyPtr policy);
+  void SwapCache(CachePtr cache, CacheSwapMode mode, SwapDoneFn done = nullptr);
+
+  // One loop iteration. *did_work is false when the scheduler was idle.
+  Status Step(bool* did_work = nullptr);
+  // Steps until nothing is waiting, running or in flight.
+  Status RunUntilIdle(int64_t max_iterations = INT64_MAX);
+
+  // Memory and bookkeeping invariants; the idle ones too when nothing is in the system.
+  Status CheckInvariants() const;
+  bool idle() const;
+  const SchedulerStats& stats() const { return stats_; }
+  double new_token_ratio() const { return ratio_.value(); }
+  const PrefixCache& cache() const { return *cache_; }
+  const SchedulePolicy& policy() const { return *policy_; }
+  const KvAllocator& allocator() const { return *alloc_; }
+  size_t num_waiting() const { return waiting_.size(); }
+  size_t num_running() const { return running_.size(); }
+  const SchedulerConfig& config() const { return config_; }
+
+ private:
+  struct Entry {
+    Req* req;
+    uint32_t epoch;
+    enum Kind : uint8_t { kPrefill, kChunk, kDecode } kind;
+  };
+  struct Inflight {
+    ForwardBatch fb;
+    ForwardResult result;
+    std::vector<Entry> entries;
+    AsyncWorker::Job job;
+  };
+
+  // ---- the steps of one iteration ----
+  void ApplyStagedSwaps();
+  void RecvRequests();
+  Status GetNextBatchToRun(ScheduleBatch** batch);
+  Status RunBatch(ScheduleBatch* batch);
+  Status ProcessBatchResult(Inflight* inflight);
+  Status OnIdle();
+  Status StepNormal(bool* did_work);
+  Status StepOverlap(bool* did_work);
+  Status PopAndProcess();
+
+  // ---- pieces of GetNextBatchToRun ----
+  void ProcessPendingChunkedAbort();
+  void StashChunkedReq();
+  void MergeLastBatch();
+  Status GetNewBatchPrefill(ScheduleBatch** out);
+  Status UpdateRunningBatch(ScheduleBatch** out);
+  bool PreemptToSchedule(Req* req, PrefillAdder* adder);
+
+  // ---- request bookkeeping ----
+  void AddNewRequest(GenerateRequest&& g);
+  void AbortRequest(uint64_t rid);
+  void InitNextRoundInput(Req* req);
+  void ReleaseFinished(Req* req);
+  void ReleaseForRetract(Req* req);
+  void FinishWithoutRunning(Req* req, FinishReason reason);
+  void Reap();
+  Req* NewReq();
+  void RecordEntries(std::span<Req* const> reqs, bool decode);
+  void AcquireInflight();
+  bool DrainComplete() const;
+
+  SchedulerConfig config_;
+  Worker* worker_;
+  std::unique_ptr<AsyncWorker> async_;
+  std::unique_ptr<KvAllocator> alloc_;
+  std::unique_ptr<ReqToTokenPool> pool_;
+  CachePtr cache_;
+  PolicyPtr policy_;
+  OutputSink sink_;
+  FinishChecker checker_;
+  OutputStreamer streamer_;
+  BatchPreparer preparer_;
+  DecodeMemory decode_mem_;
+  NewTokenRatio ratio_;
+
+  // Inbox (thread-safe side).
+  std::mutex inbox_mu_;
+  std::vector<GenerateRequest> inbox_;
+  std::vector<uint64_t> abort_inbox_;
+  PolicyPtr staged_policy_;
+  CachePtr staged_cache_;
+  CacheSwapMode staged_mode_ = CacheSwapMode::kDrain;
+  SwapDoneFn staged_done_;
+  std::vector<GenerateRequest> recv_scratch_;
+  std::vector<uint64_t> abort_scratch_;
+
+  // Scheduling state (scheduler thread).
+  std::unordered_map<uint64_t, Req*> reqs_;
+  std::vector<std::unique_ptr<Req>> req_storage_;
+  std::vector<Req*> free_reqs_;
+  std::vector<Req*> graveyard_;
+  std::vector<Req*> waiting_;
+  ScheduleBatch running_;
+  ScheduleBatch prefill_;
+  ScheduleBatch* last_batch_ = nullptr;
+  Req* chunked_req_ = nullptr;
+  bool pending_chunked_abort_ = false;
+  bool draining_ = false;
+  CachePtr drain_cache_;
+  SwapDoneFn drain_done_;
+  int64_t drain_started_ = 0;
+  int64_t flush_retracted_ = -1;  // >= 0 while a flush swap is pending
+  uint64_t arrival_seq_ = 0;
+  uint64_t batch_id_ = 0;
+  std::deque<Inflight*> inflight_;
+  std::vector<std::unique_ptr<Inflight>> inflight_storage_;
+  std::vector<Inflight*> free_inflight_;
+  Inflight* current_ = nullptr;
+  SchedulerStats stats_;
+
+  // Reused scratch.
+  std::vector<const Req*> queue_view_;
+  std::vector<int32_t> order_;
+  std::vector<Req*> sorted_;
+  std::vector<Req*> can_run_;
+  std::vector<Req*> retracted_;
+  std::vector<Req*> preempted_;
+  std::vector<Req*> victims_;
+};
+
+}  // namespace radixserve::sched

@@ -1,0 +1,40 @@
+// SchedulerConfig: every constant of SCHEDULER_SPEC sections 1-7 as a
+// parameter, with the spec's defaults. Plain value type.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace radixserve::sched {
+
+struct SchedulerConfig {
+  // Memory.
+  int32_t page_size = 1;
+  int64_t max_total_tokens = 16384;   // KV slots (max_total_num_tokens)
+  int32_t max_running_requests = 256; // also the number of req_to_token rows
+  int32_t max_req_len = 4096;         // context length: prompt + output
+  // Admission (SCHEDULER_SPEC 3).
+  int32_t max_prefill_tokens = 16384;
+  int32_t chunked_prefill_size = 4096;  // <= 0 disables chunking
+  bool enable_mixed_chunk = false;
+  int32_t clip_max_new_tokens = 4096;
+  int32_t per_req_token_overhead = -1;  // -1: page_size (newest SGLang)
+  double init_new_token_ratio = 0.7;
+  double schedule_conservativeness = 1.0;
+  double min_new_token_ratio_factor = 0.14;
+  int32_t new_token_ratio_decay_steps = 600;
+  int32_t retract_decode_steps = 20;
+  int32_t max_queued_requests = 1 << 30;
+  // Loops (SCHEDULER_SPEC 1).
+  bool overlap = false;
+  bool disable_consecutive_prefill_overlap = false;
+  // Finishing and streaming (SCHEDULER_SPEC 7).
+  std::vector<int32_t> eos_token_ids;
+  int32_t vocab_size = 1 << 30;
+  int32_t stream_interval = 1;
+  int32_t force_stream_interval = 50;
+  // Consistency checks after every iteration (tests); the idle check always runs.
+  bool check_invariants_every_iteration = false;
+};
+
+}  // namespace radixserve::sched

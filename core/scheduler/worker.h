@@ -1,0 +1,67 @@
+// Worker: what the scheduler needs from a model worker (ARCHITECTURE 2, 3).
+// A ForwardBatch carries only what changed since the worker last saw each
+// request: the slots of new tokens (out_cache_loc) and, for a new or resumed
+// request (or one whose row was repointed at shared slots), the prefix slot
+// ids once. The worker keeps a mirror of the req-to-token rows. It maps 1:1 to
+// a fixed-layout message (flat arrays + per-request offsets).
+// Implementations are called from one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/sampling/sampling_params.h"
+#include "core/util/status.h"
+
+namespace radixserve::sched {
+
+enum class ForwardMode : uint8_t { kIdle = 0, kExtend, kDecode, kMixed };
+
+// Input id placeholder for a token the worker sampled but the scheduler has not seen yet
+// (overlap mode): the worker substitutes the last token it sampled for that row.
+inline constexpr int32_t kFutureToken = -1;
+
+struct ForwardReq {
+  uint64_t rid = 0;
+  int32_t row = 0;          // req_to_token row index (the mirror's row)
+  int32_t sync_begin = 0;   // row[sync_begin, prefix_len) = prefix_slots[prefix_offset ...]
+  int32_t prefix_offset = 0;
+  int32_t prefix_len = 0;   // positions [0, prefix_len) already have KV
+  int32_t extend_len = 0;   // new tokens at positions [prefix_len, prefix_len + extend_len)
+  int32_t token_offset = 0; // into input_ids and out_cache_loc
+  bool sample = true;       // false for a non-final chunk (its token is discarded anyway)
+  bool return_logprob = false;
+  SamplingParams sampling;
+};
+
+struct ForwardBatch {
+  uint64_t batch_id = 0;
+  ForwardMode mode = ForwardMode::kIdle;
+  std::vector<ForwardReq> reqs;
+  std::vector<int32_t> input_ids;      // Σ extend_len
+  std::vector<int32_t> out_cache_loc;  // Σ extend_len, slot per new token
+  std::vector<int32_t> prefix_slots;   // row patches for requests that need them
+
+  void Clear() {
+    reqs.clear();
+    input_ids.clear();
+    out_cache_loc.clear();
+    prefix_slots.clear();
+    mode = ForwardMode::kIdle;
+  }
+};
+
+struct ForwardResult {
+  uint64_t batch_id = 0;
+  std::vector<int32_t> next_token_ids;  // one per request, in batch order
+  std::vector<float> logprobs;          // empty, or one per request
+};
+
+class Worker {
+ public:
+  virtual ~Worker() = default;
+  // Runs one forward step and samples. Batches arrive in order and are run in that order.
+  virtual Status Forward(const ForwardBatch& batch, ForwardResult* result) = 0;
+};
+
+}  // namespace radixserve::sched

@@ -1,0 +1,102 @@
+// Test harness: a Scheduler with the FakeWorker, collecting every streamed output per request.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "core/scheduler/fake_worker.h"
+#include "core/scheduler/scheduler.h"
+#include "plugins/cache/chunk/chunk_cache.h"
+#include "plugins/cache/radix/radix_cache.h"
+#include "plugins/policy/fcfs/fcfs_policy.h"
+
+namespace radixserve::sched::testing {
+
+struct Collected {
+  std::vector<int32_t> tokens;
+  bool finished = false;
+  FinishReason finish;
+  int messages = 0;
+  int finished_messages = 0;
+  int32_t cached_tokens = 0;
+};
+
+inline std::string Detok(std::span<const int32_t> ids) {
+  std::string s;
+  for (int32_t t : ids) s.push_back(static_cast<char>('a' + t % 26));
+  return s;
+}
+
+class Harness {
+ public:
+  Harness(SchedulerConfig cfg, bool radix = true, FakeWorkerOptions wopt = {},
+          std::unique_ptr<SchedulePolicy> policy = nullptr) {
+    wopt.num_slots = cfg.max_total_tokens + 64;
+    wopt.num_rows = cfg.max_running_requests;
+    wopt.max_context_len = cfg.max_req_len + 2;
+    if (cfg.eos_token_ids.empty()) cfg.eos_token_ids = {wopt.eos_id};
+    worker = std::make_unique<FakeWorker>(wopt);
+    std::unique_ptr<PrefixCache> cache;
+    if (radix) cache = std::make_unique<RadixCache>(); else cache = std::make_unique<ChunkCache>();
+    if (!policy) policy = std::make_unique<FcfsPolicy>();
+    sched = std::make_unique<Scheduler>(
+        cfg, worker.get(), OwnCache(std::move(cache)), OwnPolicy(std::move(policy)),
+        [this](const BatchTokenIdOut& m) {
+          ++messages;
+          for (const auto& o : m.outputs) {
+            Collected& c = out[o.rid];
+            EXPECT_FALSE(c.finished) << "output after the final message for rid " << o.rid;
+            c.tokens.insert(c.tokens.end(), o.output_ids.begin(), o.output_ids.end());
+            ++c.messages;
+            c.cached_tokens = o.cached_tokens;
+            if (o.finished) {
+              c.finished = true;
+              c.finish = o.finish;
+              ++c.finished_messages;
+            }
+          }
+        },
+        Detok);
+  }
+  void Submit(uint64_t rid, std::vector<int32_t> prompt, int32_t max_new, bool ignore_eos = false,
+              bool stream = false) {
+    GenerateRequest g;
+    g.rid = rid;
+    g.input_ids = std::move(prompt);
+    g.sampling.max_new_tokens = max_new;
+    g.sampling.ignore_eos = ignore_eos;
+    g.stream = stream;
+    sched->Submit(std::move(g));
+  }
+  void Run() {
+    Status s = sched->RunUntilIdle(1000000);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    Status inv = sched->CheckInvariants();
+    ASSERT_TRUE(inv.ok()) << inv.ToString();
+  }
+  std::vector<int32_t> Expected(const std::vector<int32_t>& prompt, int32_t max_new, bool ignore_eos = false) const {
+    return worker->ReferenceGenerate(prompt, max_new, ignore_eos);
+  }
+
+  std::unique_ptr<FakeWorker> worker;
+  std::unique_ptr<Scheduler> sched;
+  std::map<uint64_t, Collected> out;
+  int messages = 0;
+};
+
+inline std::vector<int32_t> Prompt(uint64_t seed, int32_t n, int32_t vocab = 1000) {
+  std::vector<int32_t> v;
+  uint64_t x = seed * 0x9e3779b97f4a7c15ULL + 1;
+  for (int32_t i = 0; i < n; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    v.push_back(3 + static_cast<int32_t>(x % static_cast<uint64_t>(vocab - 3)));
+  }
+  return v;
+}
+
+}  // namespace radixserve::sched::testing
