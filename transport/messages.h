@@ -98,11 +98,14 @@ struct ForwardResultMsg {
   ArrayRef error;          // char
 };
 
+// Why a request finished, as carried on the wire (same values as sched::FinishKind).
+enum class WireFinishKind : uint8_t { kNone = 0, kMatchedToken = 1, kMatchedStr = 2, kLength = 3, kAbort = 4 };
+
 // Per-request entry of BatchTokenIdOutMsg and BatchStrOutMsg.
 struct OutputEntry {
   uint64_t rid;
   uint8_t finished;
-  uint8_t finish_kind;      // sched::FinishKind
+  uint8_t finish_kind;      // WireFinishKind
   uint8_t skip_special_tokens;
   uint8_t no_stop_trim;
   int32_t matched_token;

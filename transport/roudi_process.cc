@@ -82,6 +82,10 @@ Status RouDiProcess::Start(const RouDiConfig& config, const std::string& config_
   pid_t pid = ::fork();
   if (pid < 0) return Status::IOError(std::string("fork failed: ") + std::strerror(errno));
   if (pid == 0) {
+    // The parent may block SIGINT/SIGTERM for a signal thread; RouDi must receive them.
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
     // RouDi is noisy on stdout; keep its warnings and errors on stderr.
     int devnull = ::open("/dev/null", O_WRONLY);
     if (devnull >= 0) ::dup2(devnull, STDOUT_FILENO);
@@ -107,9 +111,15 @@ Status RouDiProcess::Start(const RouDiConfig& config, const std::string& config_
   return Status::Ok();
 }
 
-bool RouDiProcess::running() const {
+bool RouDiProcess::running() {
   if (pid_ <= 0) return false;
-  return ::kill(pid_, 0) == 0;
+  int st = 0;
+  if (::waitpid(pid_, &st, WNOHANG) == pid_) {  // it died: reap it and clean what it left
+    pid_ = -1;
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) RemoveRouDiLeftovers();
+    return false;
+  }
+  return true;
 }
 
 void RouDiProcess::Stop() {

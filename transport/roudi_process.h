@@ -46,7 +46,8 @@ class RouDiProcess {
                std::chrono::milliseconds timeout = std::chrono::seconds(10));
   // SIGTERM, wait, SIGKILL after a grace period; removes what a killed RouDi leaves in /dev/shm.
   void Stop();
-  bool running() const;
+  // False once the child exited (it is reaped and its leftovers removed).
+  bool running();
   pid_t pid() const { return pid_; }
 
  private:
