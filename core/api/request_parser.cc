@@ -66,9 +66,23 @@ class FieldReader {
     double d = v->get<double>();
     if (v->is_number_float() && (!std::isfinite(d) || d != std::floor(d)))
       return Fail(Name(key), "expected an integer, got " + v->dump());
-    if (v->is_number_unsigned() ? v->get<uint64_t>() > static_cast<uint64_t>(hi) : (d < lo || d > hi))
+    // nlohmann stores non-negative integers as unsigned: compare in the type the value has.
+    bool in_range;
+    int64_t value;
+    if (v->is_number_unsigned()) {
+      uint64_t u = v->get<uint64_t>();
+      in_range = u <= static_cast<uint64_t>(hi) && (lo <= 0 || u >= static_cast<uint64_t>(lo));
+      value = static_cast<int64_t>(u);
+    } else if (v->is_number_integer()) {
+      value = v->get<int64_t>();
+      in_range = value >= lo && value <= hi;
+    } else {
+      in_range = d >= static_cast<double>(lo) && d <= static_cast<double>(hi);
+      value = in_range ? static_cast<int64_t>(d) : 0;
+    }
+    if (!in_range)
       return Fail(Name(key), "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + v->dump());
-    *out = v->is_number_float() ? static_cast<int64_t>(d) : v->is_number_unsigned() ? static_cast<int64_t>(v->get<uint64_t>()) : v->get<int64_t>();
+    *out = value;
     return true;
   }
   void Int32(const char* key, int64_t lo, int64_t hi, int32_t* out) {
