@@ -53,13 +53,18 @@ Req* PrefillAdder::AddChunkedReq(Req* req) {
   const int64_t cand = req->extend_end - prefix;
   const bool truncated = cand > rem;
   int64_t n = truncated ? (prefix + rem) / P * P - prefix : cand;  // keep chunk ends page-aligned
-  if (n <= 0) return req;  // no budget this pass; the request stays chunked
+  if (n <= 0) {  // no budget this pass; the request stays chunked with nothing new to compute
+    req->extend_begin = req->extend_end = static_cast<int32_t>(prefix);
+    chunk_pending_ = true;
+    return req;
+  }
   req->extend_begin = static_cast<int32_t>(prefix);
   req->extend_end = static_cast<int32_t>(prefix + n);
   can_run_->push_back(req);
   const int64_t max_new =
       std::min<int64_t>(std::max(req->max_new_tokens() - req->output_len(), 0), opt_.clip_max_new_tokens);
   UpdateBudget(n, truncated ? 0 : max_new);
+  chunk_pending_ = truncated;
   return truncated ? req : nullptr;
 }
 
@@ -87,7 +92,7 @@ AddReqResult PrefillAdder::AddOneReq(Req* req) {
     // Start chunked prefill: as much as the chunk budget allows, ending on a page boundary.
     int64_t trunc = rem_chunk_tokens_ / P * P;
     trunc = (prefix + trunc) / P * P - prefix;
-    if (trunc <= 0) {
+    if (trunc <= 0 || chunk_pending_) {  // at most one chunked request at a time
       verdict = AddReqResult::kOther;
     } else {
       req->extend_begin = static_cast<int32_t>(prefix);

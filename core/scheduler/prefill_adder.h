@@ -58,6 +58,7 @@ class PrefillAdder {
   const KvAllocator* alloc_;
   std::vector<Req*>* can_run_;
   Req* new_chunked_req_ = nullptr;
+  bool chunk_pending_ = false;  // the in-flight chunked request still has tokens left
   double total_offset_ = 0;
   int64_t cur_offset_ = 0;
   int64_t rem_input_tokens_ = 0;

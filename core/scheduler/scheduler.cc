@@ -411,7 +411,9 @@ void Scheduler::ProcessPendingChunkedAbort() {
 
 void Scheduler::StashChunkedReq() {
   if (chunked_req_ == nullptr) return;
-  if (chunked_req_->extend_end > static_cast<int32_t>(chunked_req_->prefix_indices.size()))
+  // Only KV that exists is published: a chunk that got no budget has extend_end == prefix.
+  if (chunked_req_->extend_end > static_cast<int32_t>(chunked_req_->prefix_indices.size()) &&
+      chunked_req_->kv_len >= chunked_req_->extend_end)
     cache_->CacheUnfinishedReq(*chunked_req_);
 }
 
@@ -694,8 +696,16 @@ Status Scheduler::CheckInvariants() const {
     if (cache_->protected_size() != 0)
       return Status::Internal("token_to_kv_pool_allocator memory leak detected! protected " +
                               std::to_string(cache_->protected_size()) + " tokens while idle");
-    if (alloc_->available_size() + cache_->evictable_size() != alloc_->size())
-      return Status::Internal("token_to_kv_pool_allocator memory leak detected! free + evictable != total");
+    if (alloc_->available_size() + cache_->evictable_size() != alloc_->size()) {
+      std::string who;
+      for (const auto& [rid, r] : reqs_)
+        if (r->req_pool_idx >= 0)
+          who += " rid " + std::to_string(rid) + " (state " + std::to_string(static_cast<int>(r->state)) +
+                 ", kv_len " + std::to_string(r->kv_len) + ", finished " + std::to_string(r->finished()) +
+                 ", inflight " + std::to_string(r->inflight_batches) + ")";
+      return Status::Internal("token_to_kv_pool_allocator memory leak detected! free + evictable != total;" +
+                              (who.empty() ? std::string(" no request holds a row") : " still holding a row:" + who));
+    }
     if (pool_->available_size() != pool_->size()) return Status::Internal("req_to_token_pool leak while idle");
   }
   return Status::Ok();
