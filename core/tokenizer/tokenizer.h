@@ -11,6 +11,13 @@
 // control/unknown texts are tokenized as plain text while user-defined tokens are still
 // matched (Hugging Face and llama.cpp do the same: user-defined tokens are "added tokens").
 //
+// Round trips: Decode(Encode(x)) == x for any text with two exceptions: a literal "▁" in
+// SPM input decodes as a space (SentencePiece cannot tell them apart), and in byte-level
+// vocabs bytes that never occur in UTF-8 (C0, C1, F5..FF) may have no symbol token (they
+// are then dropped, or replaced by the unknown token when there is one) or be user-defined
+// tokens that decode as text. No NFC/NFD normalization is applied: no supported vocab
+// needs one (WordPiece "bert" would).
+//
 // Thread-safety: immutable after FromGguf; Encode/Decode are const, keep no caches, and
 // may run concurrently from many threads.
 #pragma once

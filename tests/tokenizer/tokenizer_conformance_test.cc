@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -130,6 +131,38 @@ TEST_P(ConformanceTest, EncodesLikeReference) {
   }
   std::printf("[ conformance ] %-16s %d/%zu encodings match, %d/%zu round-trip\n", name.c_str(), passed,
               inputs.size(), round_trips, inputs.size());
+}
+
+TEST_P(ConformanceTest, RandomTextRoundTrips) {
+  // Random mixes of ASCII, whitespace runs, multi-byte characters and stray or truncated
+  // UTF-8 bytes: both tokenizers are lossless (byte fallback / byte-level symbols), so
+  // Decode(Encode(x)) == x. Bytes that never occur in UTF-8 (C0, C1, F5..FF) are left out:
+  // byte-level vocabs may lack their symbols (falcon) or hold them as user-defined tokens
+  // that decode as text (deepseek's "ÿ"), as in Hugging Face, which only takes valid UTF-8.
+  const std::string name = GetParam().name;
+  auto file = gguf::GgufFile::Open((kVocabDir / ("ggml-vocab-" + name + ".gguf")).string());
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  auto tok = Tokenizer::FromGguf(**file);
+  if (!tok.ok()) GTEST_SKIP() << tok.status().ToString();
+  static const char* kPieces[] = {"a", "Z", "the", " ", "  ", "\n", "\r\n", "\t", "'s", "42", "1234567", ".", "!!",
+                                  "\xC3\xA9", "\xE2\x96\x81", "\xE6\x97\xA5\xE6\x9C\xAC", "\xF0\x9F\xA6\x99",
+                                  "\xE2\x80\x94", "\xC2\xA0", "\xE3\x80\x80", "\x80", "\xC3", "\x01", "<", "|>"};
+  std::mt19937 rng(1234);
+  int checked = 0;
+  for (int i = 0; i < 300; ++i) {
+    std::string text;
+    const int n = static_cast<int>(rng() % 24);
+    for (int k = 0; k < n; ++k) {
+      const std::string_view piece = kPieces[rng() % std::size(kPieces)];
+      // SPM spells spaces as "▁", so a literal "▁" decodes as a space (as in SentencePiece).
+      if (piece == "\xE2\x96\x81" && (*tok)->model_name() == "llama") continue;
+      text += piece;
+    }
+    const auto ids = (*tok)->Encode(text, false, false);
+    ASSERT_EQ((*tok)->Decode(ids, false), text) << name << " input \"" << Printable(text) << "\"";
+    ++checked;
+  }
+  EXPECT_EQ(checked, 300);
 }
 
 INSTANTIATE_TEST_SUITE_P(Vocabs, ConformanceTest, ::testing::ValuesIn(VocabsWithTests()),
