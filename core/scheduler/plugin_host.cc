@@ -1,0 +1,156 @@
+#include "core/scheduler/plugin_host.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "core/scheduler/params.h"
+
+namespace radixserve::sched {
+
+struct PluginHost::Library {
+  void* handle = nullptr;
+  const RsPluginDescriptor* desc = nullptr;
+  std::string path;
+  ~Library() {
+    if (handle) dlclose(handle);
+  }
+};
+
+namespace {
+
+const char* KindName(uint32_t kind) {
+  switch (kind) {
+    case RS_PLUGIN_POLICY: return "policy";
+    case RS_PLUGIN_CACHE: return "cache";
+  }
+  return "unknown";
+}
+
+std::string FileName(RsPluginKind kind, std::string name) {
+  std::replace(name.begin(), name.end(), '-', '_');
+  return std::string("libradixserve_") + KindName(kind) + "_" + name + ".so";
+}
+
+}  // namespace
+
+PluginHost::PluginHost(std::vector<std::string> dirs) : dirs_(std::move(dirs)) {}
+PluginHost::~PluginHost() = default;
+
+std::vector<std::string> PluginHost::DefaultDirs() {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&PluginHost::DefaultDirs), &info) == 0 || info.dli_fname == nullptr) return {};
+  std::filesystem::path lib = std::filesystem::path(info.dli_fname).parent_path();
+  return {lib.string(), (lib / "radixserve" / "plugins").string()};
+}
+
+Result<std::shared_ptr<PluginHost::Library>> PluginHost::Load(const std::string& path) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = loaded_.find(path);
+  if (it != loaded_.end()) return it->second;
+  auto lib = std::make_shared<Library>();
+  lib->path = path;
+  lib->handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (lib->handle == nullptr) {
+    const char* e = dlerror();
+    return Status::IOError("cannot load plugin " + path + ": " + (e ? e : "dlopen failed"));
+  }
+  dlerror();
+  auto entry = reinterpret_cast<RsPluginEntryFn>(dlsym(lib->handle, RADIXSERVE_PLUGIN_ENTRY));
+  if (entry == nullptr)
+    return Status::NotFound("plugin " + path + " does not export " RADIXSERVE_PLUGIN_ENTRY "()");
+  const RsPluginDescriptor* d = entry();
+  if (d == nullptr) return Status::Corrupt("plugin " + path + ": " RADIXSERVE_PLUGIN_ENTRY "() returned NULL");
+  if (d->abi_version != RADIXSERVE_PLUGIN_ABI_VERSION)
+    return Status::FailedPrecondition("plugin " + path + " was built for plugin ABI version " +
+                                      std::to_string(d->abi_version) + "; this host speaks version " +
+                                      std::to_string(RADIXSERVE_PLUGIN_ABI_VERSION) + ": rebuild the plugin");
+  if (d->name == nullptr || d->create == nullptr || d->destroy == nullptr ||
+      (d->num_params > 0 && d->params == nullptr))
+    return Status::Corrupt("plugin " + path + " has an incomplete descriptor");
+  if (d->kind != RS_PLUGIN_POLICY && d->kind != RS_PLUGIN_CACHE)
+    return Status::Unsupported("plugin " + path + " has unknown kind " + std::to_string(d->kind));
+  lib->desc = d;
+  loaded_[path] = lib;
+  return lib;
+}
+
+Result<std::shared_ptr<PluginHost::Library>> PluginHost::Find(RsPluginKind kind, const std::string& name) {
+  const std::string file = FileName(kind, name);
+  for (const auto& dir : dirs_) {
+    std::filesystem::path p = std::filesystem::path(dir) / file;
+    std::error_code ec;
+    if (!std::filesystem::exists(p, ec)) continue;
+    RS_ASSIGN_OR_RETURN(auto lib, Load(p.string()));
+    if (lib->desc->kind != static_cast<uint32_t>(kind))
+      return Status::InvalidArgument("plugin " + p.string() + " is a " + KindName(lib->desc->kind) + " plugin, not a " +
+                                     KindName(kind) + " plugin");
+    if (name != lib->desc->name)
+      return Status::InvalidArgument("plugin " + p.string() + " calls itself '" + lib->desc->name + "', not '" + name +
+                                     "'");
+    return lib;
+  }
+  std::string where;
+  for (const auto& d : dirs_) where += (where.empty() ? "" : ", ") + d;
+  return Status::NotFound(std::string("no ") + KindName(kind) + " plugin '" + name + "' (" + file + ") in [" + where +
+                          "]");
+}
+
+Result<void*> PluginHost::Create(RsPluginKind kind, const std::string& name,
+                                 const std::map<std::string, std::string>& given, std::shared_ptr<Library>* lib) {
+  RS_ASSIGN_OR_RETURN(*lib, Find(kind, name));
+  const RsPluginDescriptor* d = (*lib)->desc;
+  Params params;
+  Status s = ResolveParams(std::span<const RsParamSpec>(d->params, d->num_params), given, &params);
+  if (!s.ok()) return Status(s.code(), std::string(KindName(kind)) + " plugin '" + name + "': " + s.message());
+  char err[512] = {0};
+  void* object = d->create(&params, err, sizeof(err));
+  if (object == nullptr)
+    return Status::InvalidArgument(std::string(KindName(kind)) + " plugin '" + name + "' refused its configuration: " +
+                                   (err[0] ? err : "no reason given"));
+  return object;
+}
+
+Result<PolicyPtr> PluginHost::CreatePolicy(const std::string& name, const std::map<std::string, std::string>& params) {
+  std::shared_ptr<Library> lib;
+  RS_ASSIGN_OR_RETURN(void* object, Create(RS_PLUGIN_POLICY, name, params, &lib));
+  auto destroy = lib->desc->destroy;
+  return PolicyPtr(static_cast<SchedulePolicy*>(object), [lib, destroy](SchedulePolicy* p) { destroy(p); });
+}
+
+Result<CachePtr> PluginHost::CreateCache(const std::string& name, const std::map<std::string, std::string>& params) {
+  std::shared_ptr<Library> lib;
+  RS_ASSIGN_OR_RETURN(void* object, Create(RS_PLUGIN_CACHE, name, params, &lib));
+  auto destroy = lib->desc->destroy;
+  return CachePtr(static_cast<PrefixCache*>(object), [lib, destroy](PrefixCache* c) { destroy(c); });
+}
+
+Result<PluginInfo> PluginHost::Inspect(const std::string& path) {
+  RS_ASSIGN_OR_RETURN(auto lib, Load(path));
+  PluginInfo info;
+  info.path = path;
+  info.name = lib->desc->name;
+  info.description = lib->desc->description ? lib->desc->description : "";
+  info.kind = static_cast<RsPluginKind>(lib->desc->kind);
+  info.params.assign(lib->desc->params, lib->desc->params + lib->desc->num_params);
+  return info;
+}
+
+std::vector<PluginInfo> PluginHost::List() {
+  std::vector<PluginInfo> out;
+  for (const auto& dir : dirs_) {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+      const std::string f = e.path().filename().string();
+      if ((f.rfind("libradixserve_policy_", 0) != 0 && f.rfind("libradixserve_cache_", 0) != 0) ||
+          e.path().extension() != ".so")
+        continue;
+      auto info = Inspect(e.path().string());
+      if (info.ok()) out.push_back(std::move(info).value());
+    }
+  }
+  return out;
+}
+
+}  // namespace radixserve::sched
