@@ -37,8 +37,9 @@ class SpmTokenizer final : public Tokenizer {
   void EncodeSegment(std::string_view seg, SpmScratch* scratch, std::vector<int32_t>* out) const;
   // Id of the merged symbol left+right, or -1 when their concatenation is not mergeable.
   int32_t MergedId(int32_t left_id, int32_t right_id, std::string_view concatenated) const;
-  // Merge targets: tokens that text may turn into (normal and user-defined ones, not
-  // control, unknown, unused or byte tokens, which SentencePiece never produces from text).
+  // Merge targets: tokens that text may turn into (normal, user-defined and undefined
+  // ones; not control, unknown, unused or byte tokens, which SentencePiece never produces
+  // from text).
   bool Mergeable(int32_t id) const { return id >= 0 && mergeable_[id]; }
 
   std::array<int32_t, 256> byte_ids_;  // <0xXX> token per byte, or the unknown token, or -1
