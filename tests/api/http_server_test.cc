@@ -376,7 +376,7 @@ TEST_F(HttpServerTest, ManyConcurrentStreamingClients) {
   std::vector<std::thread> threads;
   std::vector<std::string> texts(kClients);
   std::vector<int> statuses(kClients, 0);
-  std::vector<bool> dones(kClients, false);
+  std::vector<char> dones(kClients, 0);  // not vector<bool>: each thread writes its own element
   for (int i = 0; i < kClients; ++i) {
     threads.emplace_back([&, i] {
       httplib::Client cli("127.0.0.1", server_->port());
