@@ -61,12 +61,14 @@ Result<const ForwardBatchMsg*> ValidateForwardBatch(const void* bytes, size_t si
   RS_RETURN_IF_ERROR(ValidateArray<int32_t>(m, m->out_cache_loc, kMaxTokensPerMessage, "out_cache_loc"));
   RS_RETURN_IF_ERROR(ValidateArray<int32_t>(m, m->prefix_slots, kMaxTokensPerMessage, "prefix_slots"));
   RS_RETURN_IF_ERROR(ValidateArray<uint64_t>(m, m->released_rids, kMaxRequestsPerBatch, "released_rids"));
+  RS_RETURN_IF_ERROR(ValidateArray<int32_t>(m, m->history_ids, kMaxTokensPerMessage, "history_ids"));
   if (m->input_ids.count != m->out_cache_loc.count)
     return Status::Corrupt("input_ids and out_cache_loc differ in length");
   for (const ForwardReqWire& r : ArrayOf<ForwardReqWire>(m, m->reqs)) {
     if (r.extend_len < 0 || r.token_offset < 0 || r.prefix_len < 0 || r.sync_begin < 0 || r.prefix_offset < 0 ||
         r.sync_begin > r.prefix_len || uint64_t(r.token_offset) + uint64_t(r.extend_len) > m->input_ids.count ||
-        uint64_t(r.prefix_offset) + uint64_t(r.prefix_len - r.sync_begin) > m->prefix_slots.count)
+        uint64_t(r.prefix_offset) + uint64_t(r.prefix_len - r.sync_begin) > m->prefix_slots.count ||
+        uint64_t(r.history_offset) + r.history_len > m->history_ids.count)
       return Status::Corrupt("forward request rid " + std::to_string(r.rid) + " has inconsistent ranges");
   }
   return m;
@@ -112,6 +114,12 @@ Result<const NodeStatusMsg*> ValidateNodeStatus(const void* bytes, size_t size) 
   RS_ASSIGN_OR_RETURN(const NodeStatusMsg* m, Header<NodeStatusMsg>(bytes, size));
   if (std::memchr(m->name, 0, sizeof(m->name)) == nullptr || std::memchr(m->component, 0, sizeof(m->component)) == nullptr)
     return Status::Corrupt("node status names are not NUL-terminated");
+  return m;
+}
+
+Result<const ControlMsg*> ValidateControl(const void* bytes, size_t size) noexcept {
+  RS_ASSIGN_OR_RETURN(const ControlMsg* m, Header<ControlMsg>(bytes, size));
+  RS_RETURN_IF_ERROR(ValidateArray<uint8_t>(m, m->payload, kMaxTextBytes, "payload"));
   return m;
 }
 

@@ -64,9 +64,10 @@ struct ForwardReqWire {
   int32_t token_offset;
   uint8_t sample;
   uint8_t return_logprob;
-  uint8_t new_request;  // reset the worker's per-request sampling state (new or resumed)
-  uint8_t reserved;
+  uint8_t reserved[2];
   int32_t top_logprobs_num;
+  uint32_t history_offset;  // into history_ids: tokens the worker has not seen (penalty state), once
+  uint32_t history_len;
   SamplingParams sampling;
 };
 
@@ -82,6 +83,7 @@ struct ForwardBatchMsg {
   ArrayRef out_cache_loc;  // int32, Σ extend_len
   ArrayRef prefix_slots;   // int32, row patches
   ArrayRef released_rids;  // uint64: requests whose worker-side state can be dropped
+  ArrayRef history_ids;    // int32: see ForwardReqWire::history_offset
 };
 
 struct ForwardResultMsg {
@@ -162,6 +164,14 @@ struct NodeStatusMsg {
   double timestamp;  // CLOCK_MONOTONIC seconds
 };
 
+// A control-plane message: a serialized control::ControlRequest or ControlReply.
+struct ControlMsg {
+  static constexpr MessageKind kKind = MessageKind::kControl;
+  static constexpr uint16_t kLayoutVersion = 1;
+  MessageHeader header;
+  ArrayRef payload;  // uint8: Protobuf bytes
+};
+
 // The kind of a received chunk, or kInvalid when it has no readable header.
 MessageKind PeekKind(const void* bytes, size_t size) noexcept;
 
@@ -172,5 +182,6 @@ Result<const ForwardResultMsg*> ValidateForwardResult(const void* bytes, size_t 
 Result<const BatchTokenIdOutMsg*> ValidateBatchTokenIdOut(const void* bytes, size_t size) noexcept;
 Result<const BatchStrOutMsg*> ValidateBatchStrOut(const void* bytes, size_t size) noexcept;
 Result<const NodeStatusMsg*> ValidateNodeStatus(const void* bytes, size_t size) noexcept;
+Result<const ControlMsg*> ValidateControl(const void* bytes, size_t size) noexcept;
 
 }  // namespace radixserve::transport

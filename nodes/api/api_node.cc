@@ -1,0 +1,469 @@
+#include "nodes/api/api_node.h"
+
+#include <glog/logging.h>
+
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "nodes/component.h"
+#include "transport/control_channel.h"
+#include "transport/messages.h"
+
+namespace radixserve::nodes {
+
+using transport::OutputEntry;
+using transport::WireFinishKind;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+constexpr auto kNodeStatusFresh = std::chrono::seconds(3);
+
+std::vector<std::string> SplitCommas(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+api::FinishReason ToApiFinish(const OutputEntry& e, std::span<const char> text) {
+  api::FinishReason f;
+  std::string finish_text(text.data() + e.finish_text_offset, e.finish_text_len);
+  switch (static_cast<WireFinishKind>(e.finish_kind)) {
+    case WireFinishKind::kMatchedToken:
+      f.kind = api::FinishKind::kStop;
+      f.matched_token = e.matched_token;
+      break;
+    case WireFinishKind::kMatchedStr:
+      f.kind = api::FinishKind::kStop;
+      f.matched_str = finish_text;
+      break;
+    case WireFinishKind::kLength:
+      f.kind = api::FinishKind::kLength;
+      f.length = e.finish_length;
+      break;
+    case WireFinishKind::kAbort:
+      f.kind = api::FinishKind::kAbort;
+      f.message = finish_text.empty() ? "request aborted" : finish_text;
+      f.http_status = e.status_code > 0 ? e.status_code : 500;
+      break;
+    case WireFinishKind::kNone:
+      f.kind = api::FinishKind::kAbort;  // finished without a reason: report, never hang
+      f.message = "request ended without a finish reason";
+      break;
+  }
+  return f;
+}
+}  // namespace
+
+ApiNode::ApiNode(NodeContext ctx) : Node(std::move(ctx)) {
+  params().DeclareString("model", "", "GGUF file: tokenizer, chat template and context length", {}, true);
+  params().DeclareString("host", "127.0.0.1", "address to bind (loopback unless opened up)", {}, true);
+  params().DeclareInt("port", 30000, 0, 65535, "HTTP port (0: any free port)", true);
+  params().DeclareString("api_key", "", "required as 'Authorization: Bearer <key>' when set", {}, true);
+  params().DeclareString("served_model_name", "default", "model name clients use", {}, true);
+  params().DeclareString("chat_template", "", "force a chat template family (llama-2, llama-3, chatml, ...)", {}, true);
+  params().DeclareString("required_nodes", "scheduler,worker,detokenizer", "nodes that must be ready for /health", {},
+                         true);
+  params().DeclareInt("max_payload", 4 << 20, 4096, 1 << 30, "largest shared-memory chunk in bytes", true);
+  params().DeclareInt("control_timeout_ms", 10000, 1, 600000, "how long a control call may take");
+}
+
+ApiNode::~ApiNode() { Shutdown(); }
+
+bool ApiNode::Ready() const {
+  if (state() != NodeState::kActive) return false;
+  std::lock_guard<std::mutex> l(nodes_mu_);
+  auto now = Clock::now();
+  for (const auto& name : required_nodes_) {
+    auto it = nodes_.find(name);
+    if (it == nodes_.end() || !it->second.ready || now - it->second.when > kNodeStatusFresh) return false;
+  }
+  return true;
+}
+
+Status ApiNode::OnConfigure() {
+  std::string path = params().GetString("model");
+  if (path.empty()) return Status::InvalidArgument("parameter 'model' is required");
+  RS_ASSIGN_OR_RETURN(auto file, gguf::GgufFile::Open(path));
+  file_ = std::move(file);
+  RS_ASSIGN_OR_RETURN(tokenizer_, Tokenizer::FromGguf(*file_));
+  RS_ASSIGN_OR_RETURN(std::string arch, file_->GetString("general.architecture"));
+  RS_ASSIGN_OR_RETURN(int64_t ctx, file_->GetInt(arch + ".context_length"));
+  context_length_ = static_cast<int32_t>(ctx);
+  required_nodes_ = SplitCommas(params().GetString("required_nodes"));
+
+  transport::ChannelOptions opts;
+  opts.max_payload = static_cast<uint32_t>(params().GetInt("max_payload"));
+  RS_ASSIGN_OR_RETURN(requests_, transport::Publisher::Create(ResolveTopic(transport::topics::kRequests), opts));
+  RS_ASSIGN_OR_RETURN(control_, transport::Publisher::Create(ResolveTopic(transport::topics::kControl), opts));
+  RS_ASSIGN_OR_RETURN(str_out_, transport::Subscriber::Create(ResolveTopic(transport::topics::kStrOut), opts));
+  RS_ASSIGN_OR_RETURN(control_reply_,
+                      transport::Subscriber::Create(ResolveTopic(transport::topics::kControlReply), opts));
+  transport::ChannelOptions status_opts = opts;
+  status_opts.block_when_full = false;
+  RS_ASSIGN_OR_RETURN(node_status_, transport::Subscriber::Create(ResolveTopic("node_status"), status_opts));
+  RS_ASSIGN_OR_RETURN(waiter_, transport::Waiter::Create());
+  RS_RETURN_IF_ERROR(waiter_->Attach(*str_out_));
+  RS_RETURN_IF_ERROR(waiter_->Attach(*control_reply_));
+  RS_RETURN_IF_ERROR(waiter_->Attach(*node_status_));
+  comm_ = std::make_unique<transport::FanOutCommunicator>(
+      [this](const control::ControlRequest& r) {
+        std::lock_guard<std::mutex> l(pub_mu_);
+        return transport::PublishControl(*control_, r);
+      },
+      1);
+
+  api::HttpServerOptions o;
+  o.host = params().GetString("host");
+  o.port = static_cast<int>(params().GetInt("port"));
+  o.api_key = params().GetString("api_key");
+  o.served_model_name = params().GetString("served_model_name");
+  o.chat_template_name = params().GetString("chat_template");
+  if (auto t = file_->GetString("tokenizer.chat_template"); t.ok()) o.chat_template_text = *t;
+  server_ = std::make_unique<api::HttpServer>(o, this);
+  return Status::Ok();
+}
+
+Status ApiNode::OnActivate() {
+  running_.store(true);
+  receiver_ = std::thread([this] { ReceiveLoop(); });
+  Status s = server_->Start();
+  if (!s.ok()) {
+    running_.store(false);
+    waiter_->Wake();
+    receiver_.join();
+    return s;
+  }
+  LOG(INFO) << name() << ": serving http://" << params().GetString("host") << ":" << server_->port();
+  return Status::Ok();
+}
+
+Status ApiNode::OnDeactivate() {
+  server_->Stop();  // aborts in-flight requests of closed connections
+  running_.store(false);
+  waiter_->Wake();
+  if (receiver_.joinable()) receiver_.join();
+  FailAllPending("the server is shutting down");
+  return Status::Ok();
+}
+
+Status ApiNode::OnCleanup() {
+  server_.reset();
+  comm_.reset();
+  waiter_.reset();
+  str_out_.reset();
+  control_reply_.reset();
+  node_status_.reset();
+  requests_.reset();
+  control_.reset();
+  tokenizer_.reset();
+  file_.reset();
+  return Status::Ok();
+}
+
+// ---- ApiBackend -------------------------------------------------------------------
+
+Result<std::vector<int32_t>> ApiNode::Tokenize(std::string_view text, bool add_special_tokens) {
+  return tokenizer_->Encode(text, add_special_tokens, /*parse_special=*/!add_special_tokens);
+}
+
+Result<std::string> ApiNode::Detokenize(std::span<const int32_t> ids, bool skip_special_tokens) {
+  for (int32_t id : ids)
+    if (id < 0 || id >= tokenizer_->vocab_size())
+      return Status::InvalidArgument("token id " + std::to_string(id) + " is outside the vocabulary [0, " +
+                                     std::to_string(tokenizer_->vocab_size()) + ")");
+  return tokenizer_->Decode(ids, skip_special_tokens);
+}
+
+Status ApiNode::Submit(const api::GenerateRequest& request, std::shared_ptr<api::ResponseSink> sink) {
+  uint64_t rid = 0;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (by_name_.count(request.rid)) return Status::InvalidArgument("request id '" + request.rid + "' is already in use");
+    rid = next_rid_++;
+    Pending p;
+    p.rid = request.rid;
+    p.sink = std::move(sink);
+    p.start = p.last_token = Clock::now();
+    p.return_logprob = request.return_logprob;
+    pending_.emplace(rid, std::move(p));
+    by_name_[request.rid] = rid;
+  }
+  size_t stop_bytes = 0;
+  for (const auto& s : request.stop) stop_bytes += s.size();
+  size_t bytes = transport::MessageSize<transport::TokenizedRequestMsg>(
+      {request.input_ids.size() * 4, request.stop_token_ids.size() * 4, stop_bytes, request.stop.size() * 4});
+  Status status;
+  {
+    std::lock_guard<std::mutex> l(pub_mu_);
+    auto chunk = requests_->Loan(bytes);
+    if (chunk.ok()) {
+      transport::MessageWriter<transport::TokenizedRequestMsg> w(*chunk, bytes);
+      auto* m = w.msg();
+      m->rid = rid;
+      m->sampling = request.sampling;
+      m->stream = request.stream;
+      m->return_logprob = request.return_logprob;
+      m->top_logprobs_num = request.top_logprobs;
+      timespec ts{};
+      clock_gettime(CLOCK_MONOTONIC, &ts);
+      m->arrival_time = double(ts.tv_sec) + ts.tv_nsec * 1e-9;
+      w.Copy<int32_t>(m->input_ids, request.input_ids);
+      w.Copy<int32_t>(m->stop_token_ids, request.stop_token_ids);
+      auto sb = w.Append<char>(m->stop_str_bytes, stop_bytes);
+      auto sl = w.Append<uint32_t>(m->stop_str_lens, request.stop.size());
+      size_t pos = 0;
+      for (size_t i = 0; i < request.stop.size(); ++i) {
+        std::memcpy(sb.data() + pos, request.stop[i].data(), request.stop[i].size());
+        pos += request.stop[i].size();
+        sl[i] = static_cast<uint32_t>(request.stop[i].size());
+      }
+      requests_->Publish(*chunk);
+    } else {
+      status = chunk.status().code() == StatusCode::kOutOfRange
+                   ? Status::InvalidArgument("the request is too large for the transport: " + chunk.status().message())
+                   : Status::Unavailable("cannot queue the request: " + chunk.status().message());
+    }
+  }
+  if (!status.ok()) {
+    std::lock_guard<std::mutex> l(mu_);
+    pending_.erase(rid);
+    by_name_.erase(request.rid);
+    return status;
+  }
+  metrics_.requests_in_flight.fetch_add(1, std::memory_order_relaxed);
+  return Status::Ok();
+}
+
+Status ApiNode::PublishAbort(uint64_t rid) {
+  std::lock_guard<std::mutex> l(pub_mu_);
+  RS_ASSIGN_OR_RETURN(void* chunk, requests_->Loan(sizeof(transport::AbortRequestMsg)));
+  transport::MessageWriter<transport::AbortRequestMsg> w(chunk, sizeof(transport::AbortRequestMsg));
+  w.msg()->rid = rid;
+  requests_->Publish(chunk);
+  return Status::Ok();
+}
+
+void ApiNode::Abort(const std::string& rid) {
+  uint64_t id = 0;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = by_name_.find(rid);
+    if (it == by_name_.end()) return;  // already finished
+    id = it->second;
+  }
+  if (Status s = PublishAbort(id); !s.ok()) LOG(ERROR) << name() << ": cannot abort " << rid << ": " << s.ToString();
+}
+
+Result<control::ControlReply> ApiNode::Control(control::ControlRequest req) {
+  auto timeout = std::chrono::milliseconds(params().GetInt("control_timeout_ms"));
+  RS_ASSIGN_OR_RETURN(auto replies, comm_->Call(std::move(req), timeout));
+  return transport::FanOutCommunicator::Merge(replies);
+}
+
+Result<std::string> ApiNode::ServerInfoJson() {
+  control::ControlRequest req;
+  req.mutable_get_server_info();
+  RS_ASSIGN_OR_RETURN(control::ControlReply reply, Control(req));
+  nlohmann::json info = nlohmann::json::object();
+  if (!reply.json().empty()) info = nlohmann::json::parse(reply.json(), nullptr, false);
+  if (info.is_discarded()) info = nlohmann::json::object();
+  info["api"] = {{"served_model_name", params().GetString("served_model_name")},
+                 {"port", port()},
+                 {"context_length", context_length_},
+                 {"parameters", params().Snapshot()}};
+  nlohmann::json nodes = nlohmann::json::object();
+  {
+    std::lock_guard<std::mutex> l(nodes_mu_);
+    for (const auto& [n, s] : nodes_) nodes[n] = {{"state", s.state}, {"ready", s.ready}};
+  }
+  info["nodes"] = nodes;
+  return info.dump();
+}
+
+Status ApiNode::FlushCache() {
+  control::ControlRequest req;
+  req.mutable_flush_cache();
+  RS_ASSIGN_OR_RETURN(control::ControlReply reply, Control(req));
+  if (!reply.success()) return Status::FailedPrecondition(reply.message());
+  return Status::Ok();
+}
+
+Result<std::string> ApiNode::MetricsText() {
+  std::string out;
+  metrics_.ttft.Render("radixserve_time_to_first_token_seconds", "Time to first token", &out);
+  metrics_.inter_token.Render("radixserve_inter_token_latency_seconds", "Time between streamed tokens", &out);
+  metrics_.e2e.Render("radixserve_e2e_request_latency_seconds", "End-to-end request latency", &out);
+  auto counter = [&out](const std::string& n, const std::string& help, double v) {
+    AppendHeader(&out, n, "counter", help);
+    AppendSample(&out, n, v);
+  };
+  auto gauge = [&out](const std::string& n, const std::string& help, double v) {
+    AppendHeader(&out, n, "gauge", help);
+    AppendSample(&out, n, v);
+  };
+  counter("radixserve_prompt_tokens_total", "Prompt tokens of finished requests", double(metrics_.prompt_tokens.load()));
+  counter("radixserve_generation_tokens_total", "Generated tokens of finished requests",
+          double(metrics_.generation_tokens.load()));
+  counter("radixserve_cached_tokens_total", "Prompt tokens served from the prefix cache",
+          double(metrics_.cached_tokens.load()));
+  counter("radixserve_requests_finished_total", "Requests that ended", double(metrics_.requests_finished.load()));
+  counter("radixserve_requests_aborted_total", "Requests that ended with an error or abort",
+          double(metrics_.requests_aborted.load()));
+  gauge("radixserve_requests_in_flight", "Requests submitted and not yet ended",
+        double(metrics_.requests_in_flight.load()));
+
+  // Scheduler-side figures, refreshed at most once a second.
+  std::string stats;
+  {
+    std::lock_guard<std::mutex> l(stats_mu_);
+    if (Clock::now() - stats_time_ > std::chrono::seconds(1)) {
+      control::ControlRequest req;
+      req.mutable_get_stats();
+      auto reply = Control(req);
+      if (reply.ok() && reply->success()) {
+        stats_json_ = reply->json();
+        stats_time_ = Clock::now();
+      }
+    }
+    stats = stats_json_;
+  }
+  auto j = nlohmann::json::parse(stats.empty() ? "{}" : stats, nullptr, false);
+  if (j.is_object()) {
+    auto num = [&j](const char* k) { return j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0.0; };
+    gauge("radixserve_num_running_reqs", "Requests in the running batch", num("num_running_reqs"));
+    gauge("radixserve_num_queue_reqs", "Requests waiting to be scheduled", num("num_queue_reqs"));
+    gauge("radixserve_token_usage", "Fraction of KV slots in use (running and cached)", num("token_usage"));
+    gauge("radixserve_cache_hit_rate", "Prompt tokens served from the prefix cache / all prompt tokens",
+          num("cache_hit_rate"));
+    counter("radixserve_retractions_total", "Requests retracted for lack of KV memory", num("retractions"));
+    gauge("radixserve_kv_free_slots", "Free KV slots", num("kv_available"));
+    gauge("radixserve_kv_evictable_slots", "KV slots held only by the prefix cache", num("kv_evictable"));
+  }
+  return out;
+}
+
+// ---- receiving ---------------------------------------------------------------------
+
+void ApiNode::ReceiveLoop() {
+  while (running_.load()) {
+    waiter_->Wait(std::chrono::milliseconds(200));
+    while (transport::Received r = str_out_->TryTake()) HandleStrOut(r.data(), r.size());
+    while (transport::Received r = control_reply_->TryTake()) HandleControlReply(r.data(), r.size());
+    while (transport::Received r = node_status_->TryTake()) HandleNodeStatus(r.data(), r.size());
+  }
+}
+
+void ApiNode::HandleStrOut(const void* data, size_t size) {
+  auto v = transport::ValidateBatchStrOut(data, size);
+  if (!v.ok()) {
+    ++dropped_messages_;
+    LOG(ERROR) << name() << ": dropped a malformed message on " << str_out_->topic().ToString() << ": "
+               << v.status().ToString();
+    return;
+  }
+  const auto* m = *v;
+  auto entries = transport::ArrayOf<OutputEntry>(m, m->entries);
+  auto ids = transport::ArrayOf<int32_t>(m, m->ids);
+  auto logprobs = transport::ArrayOf<float>(m, m->logprobs);
+  auto text = transport::ArrayOf<char>(m, m->text);
+  auto now = Clock::now();
+  for (const OutputEntry& e : entries) {
+    std::shared_ptr<api::ResponseSink> sink;
+    api::GenerateOutput out;
+    out.text_delta.assign(text.data() + e.text_offset, e.text_len);
+    auto new_ids = ids.subspan(e.ids_offset, e.ids_count);
+    out.token_ids.assign(new_ids.begin(), new_ids.end());
+    out.prompt_tokens = e.prompt_tokens;
+    out.completion_tokens = e.completion_tokens;
+    out.cached_tokens = e.cached_tokens;
+    if (e.finished) out.finish = ToApiFinish(e, text);
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      auto it = pending_.find(e.rid);
+      if (it == pending_.end()) continue;  // a request this api node no longer tracks
+      Pending& p = it->second;
+      sink = p.sink;
+      if (p.return_logprob) {
+        auto lp = logprobs.subspan(e.logprob_offset, e.logprob_count);
+        for (size_t i = 0; i < lp.size() && i < out.token_ids.size(); ++i) {
+          api::TokenLogprob t;
+          t.token_id = out.token_ids[i];
+          t.logprob = lp[i];
+          t.token = std::string(tokenizer_->TokenToPiece(t.token_id));
+          out.logprobs.push_back(std::move(t));
+        }
+      }
+      if (!out.token_ids.empty()) {
+        double gap = std::chrono::duration<double>(now - p.last_token).count();
+        if (!p.got_first) {
+          metrics_.ttft.Observe(gap);
+          p.got_first = true;
+        } else {
+          // Several tokens in one output share the gap evenly (stream_interval > 1).
+          for (size_t i = 0; i < out.token_ids.size(); ++i) metrics_.inter_token.Observe(gap / out.token_ids.size());
+        }
+        p.last_token = now;
+      }
+      if (e.finished) {
+        metrics_.e2e.Observe(std::chrono::duration<double>(now - p.start).count());
+        metrics_.prompt_tokens.fetch_add(e.prompt_tokens, std::memory_order_relaxed);
+        metrics_.generation_tokens.fetch_add(e.completion_tokens, std::memory_order_relaxed);
+        metrics_.cached_tokens.fetch_add(e.cached_tokens, std::memory_order_relaxed);
+        metrics_.requests_finished.fetch_add(1, std::memory_order_relaxed);
+        if (out.finish.kind == api::FinishKind::kAbort) metrics_.requests_aborted.fetch_add(1, std::memory_order_relaxed);
+        metrics_.requests_in_flight.fetch_sub(1, std::memory_order_relaxed);
+        by_name_.erase(p.rid);
+        pending_.erase(it);
+      }
+    }
+    sink->OnOutput(std::move(out));
+  }
+}
+
+void ApiNode::HandleControlReply(const void* data, size_t size) {
+  control::ControlReply reply;
+  if (Status s = transport::ParseControl(data, size, &reply); !s.ok()) {
+    ++dropped_messages_;
+    LOG(ERROR) << name() << ": dropped a malformed control reply: " << s.ToString();
+    return;
+  }
+  comm_->HandleReply(reply);
+}
+
+void ApiNode::HandleNodeStatus(const void* data, size_t size) {
+  auto v = transport::ValidateNodeStatus(data, size);
+  if (!v.ok()) return;
+  std::lock_guard<std::mutex> l(nodes_mu_);
+  NodeSeen& s = nodes_[(*v)->name];
+  s.ready = (*v)->ready != 0;
+  s.state = NodeStateName(static_cast<NodeState>((*v)->state));
+  s.when = Clock::now();
+}
+
+void ApiNode::FailAllPending(const std::string& why) {
+  std::unordered_map<uint64_t, Pending> pending;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    pending.swap(pending_);
+    by_name_.clear();
+  }
+  for (auto& [rid, p] : pending) {
+    api::GenerateOutput out;
+    out.finish.kind = api::FinishKind::kAbort;
+    out.finish.message = why;
+    out.finish.http_status = 503;
+    p.sink->OnOutput(std::move(out));
+  }
+}
+
+namespace {
+Node* Create(const NodeContext* ctx) { return new ApiNode(*ctx); }
+const RsNodeComponent kComponent = {RADIXSERVE_NODE_ABI_VERSION, "api",
+                                    "OpenAI-compatible HTTP server, tokenizer and request tracking", &Create};
+}  // namespace
+RADIXSERVE_EXPORT_NODE_COMPONENT(kComponent)
+
+}  // namespace radixserve::nodes

@@ -1,0 +1,109 @@
+// ApiNode: the pipeline's front door. It serves the OpenAI-compatible HTTP
+// API (core/api HttpServer) and implements its ApiBackend over the
+// transport: tokenization in-process, TokenizedRequest/Abort to the
+// scheduler, BatchStrOut from the detokenizer back to each request's sink,
+// control calls through a fan-out communicator, node readiness from the
+// node_status topic, and Prometheus metrics.
+//
+// Thread-safety: the ApiBackend methods run on many HTTP threads at once
+// (publishers are guarded by a mutex); one receive thread delivers outputs.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+
+#include "core/api/backend.h"
+#include "core/api/http_server.h"
+#include "core/gguf/gguf_reader.h"
+#include "core/tokenizer/tokenizer.h"
+#include "nodes/api/metrics.h"
+#include "nodes/node.h"
+#include "transport/channel.h"
+#include "transport/fan_out_communicator.h"
+
+namespace radixserve::nodes {
+
+class ApiNode : public Node, public api::ApiBackend {
+ public:
+  explicit ApiNode(NodeContext ctx);
+  ~ApiNode() override;
+  const char* component() const override { return "api"; }
+  bool Ready() const override;
+
+  // ApiBackend.
+  bool Ready() override { return static_cast<const ApiNode*>(this)->Ready(); }
+  int32_t ContextLength() override { return context_length_; }
+  Result<std::vector<int32_t>> Tokenize(std::string_view text, bool add_special_tokens) override;
+  Result<std::string> Detokenize(std::span<const int32_t> ids, bool skip_special_tokens) override;
+  Status Submit(const api::GenerateRequest& request, std::shared_ptr<api::ResponseSink> sink) override;
+  void Abort(const std::string& rid) override;
+  Result<std::string> ServerInfoJson() override;
+  Result<std::string> MetricsText() override;
+  Status FlushCache() override;
+
+  // A control call to the scheduler(s), merged. Used by the control endpoints and `radixserve ctl`.
+  Result<control::ControlReply> Control(control::ControlRequest req);
+  int port() const { return server_ ? server_->port() : 0; }
+
+ protected:
+  Status OnConfigure() override;
+  Status OnActivate() override;
+  Status OnDeactivate() override;
+  Status OnCleanup() override;
+
+ private:
+  struct Pending {
+    std::string rid;
+    std::shared_ptr<api::ResponseSink> sink;
+    std::chrono::steady_clock::time_point start, last_token;
+    bool got_first = false;
+    bool return_logprob = false;
+  };
+  struct NodeSeen {
+    bool ready = false;
+    std::string state;
+    std::chrono::steady_clock::time_point when;
+  };
+
+  void ReceiveLoop();
+  void HandleStrOut(const void* data, size_t size);
+  void HandleControlReply(const void* data, size_t size);
+  void HandleNodeStatus(const void* data, size_t size);
+  Status PublishAbort(uint64_t rid);
+  void FailAllPending(const std::string& why);
+
+  std::shared_ptr<const gguf::GgufFile> file_;
+  std::unique_ptr<Tokenizer> tokenizer_;
+  int32_t context_length_ = 0;
+  std::unique_ptr<api::HttpServer> server_;
+
+  std::mutex pub_mu_;  // iceoryx publishers are single-threaded; HTTP threads share them
+  std::unique_ptr<transport::Publisher> requests_, control_;
+  std::unique_ptr<transport::Subscriber> str_out_, control_reply_, node_status_;
+  std::unique_ptr<transport::Waiter> waiter_;
+  std::unique_ptr<transport::FanOutCommunicator> comm_;
+  std::thread receiver_;
+  std::atomic<bool> running_{false};
+
+  std::mutex mu_;
+  uint64_t next_rid_ = 1;
+  std::unordered_map<uint64_t, Pending> pending_;
+  std::unordered_map<std::string, uint64_t> by_name_;
+  mutable std::mutex nodes_mu_;
+  std::map<std::string, NodeSeen> nodes_;
+  std::vector<std::string> required_nodes_;
+
+  ApiMetrics metrics_;
+  std::mutex stats_mu_;
+  std::string stats_json_;
+  std::chrono::steady_clock::time_point stats_time_{};
+  uint64_t dropped_messages_ = 0;
+};
+
+}  // namespace radixserve::nodes

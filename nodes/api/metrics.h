@@ -1,0 +1,45 @@
+// Prometheus metrics of the api node: counters, gauges and fixed-bucket
+// histograms, rendered in the Prometheus text exposition format.
+// Observe/Add are lock-free (relaxed atomics); Render may run concurrently.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace radixserve::nodes {
+
+class Histogram {
+ public:
+  explicit Histogram(std::vector<double> upper_bounds);
+  void Observe(double v);
+  // Appends "# TYPE name histogram" and its bucket, sum and count lines.
+  void Render(const std::string& name, const std::string& help, std::string* out) const;
+  uint64_t count() const { return count_.load(std::memory_order_relaxed); }
+
+ private:
+  std::vector<double> bounds_;
+  std::vector<std::atomic<uint64_t>> buckets_;  // cumulative counts are computed when rendering
+  std::atomic<uint64_t> count_{0};
+  std::atomic<uint64_t> sum_micros_{0};  // sum in micro-units, to stay lock-free
+};
+
+struct ApiMetrics {
+  ApiMetrics();
+  Histogram ttft;              // seconds
+  Histogram inter_token;       // seconds
+  Histogram e2e;               // seconds
+  std::atomic<uint64_t> prompt_tokens{0};
+  std::atomic<uint64_t> generation_tokens{0};
+  std::atomic<uint64_t> cached_tokens{0};
+  std::atomic<uint64_t> requests_finished{0};
+  std::atomic<uint64_t> requests_aborted{0};
+  std::atomic<int64_t> requests_in_flight{0};
+};
+
+// One Prometheus sample line: "name value\n" (or "name{labels} value\n").
+void AppendSample(std::string* out, const std::string& name, double value, const std::string& labels = "");
+void AppendHeader(std::string* out, const std::string& name, const char* type, const std::string& help);
+
+}  // namespace radixserve::nodes

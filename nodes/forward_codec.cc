@@ -1,0 +1,127 @@
+#include "nodes/forward_codec.h"
+
+#include <cstring>
+
+namespace radixserve::nodes {
+
+using transport::ForwardBatchMsg;
+using transport::ForwardReqWire;
+using transport::ForwardResultMsg;
+using transport::MessageSize;
+using transport::MessageWriter;
+
+size_t ForwardBatchBytes(const sched::ForwardBatch& b, const BatchExtras& x) {
+  return MessageSize<ForwardBatchMsg>({b.reqs.size() * sizeof(ForwardReqWire), b.input_ids.size() * 4,
+                                       b.out_cache_loc.size() * 4, b.prefix_slots.size() * 4,
+                                       x.released_rids.size() * 8, x.history.size() * 4});
+}
+
+Status EncodeForwardBatch(const sched::ForwardBatch& b, const BatchExtras& x, void* buf, size_t cap) {
+  MessageWriter<ForwardBatchMsg> w(buf, cap);
+  ForwardBatchMsg* m = w.msg();
+  m->batch_id = b.batch_id;
+  m->mode = static_cast<uint8_t>(b.mode);
+  auto reqs = w.Append<ForwardReqWire>(m->reqs, b.reqs.size());
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    const sched::ForwardReq& r = b.reqs[i];
+    ForwardReqWire& o = reqs[i];
+    std::memset(&o, 0, sizeof(o));
+    o.rid = r.rid;
+    o.row = r.row;
+    o.sync_begin = r.sync_begin;
+    o.prefix_offset = r.prefix_offset;
+    o.prefix_len = r.prefix_len;
+    o.extend_len = r.extend_len;
+    o.token_offset = r.token_offset;
+    o.sample = r.sample;
+    o.return_logprob = r.return_logprob;
+    o.sampling = r.sampling;
+    if (i < x.history_len.size()) {
+      o.history_offset = x.history_begin[i];
+      o.history_len = x.history_len[i];
+    }
+  }
+  w.template Copy<int32_t>(m->input_ids, b.input_ids);
+  w.template Copy<int32_t>(m->out_cache_loc, b.out_cache_loc);
+  w.template Copy<int32_t>(m->prefix_slots, b.prefix_slots);
+  w.template Copy<uint64_t>(m->released_rids, x.released_rids);
+  w.template Copy<int32_t>(m->history_ids, x.history);
+  if (w.overflow())
+    return Status::OutOfRange("forward batch of " + std::to_string(ForwardBatchBytes(b, x)) +
+                              " bytes does not fit a " + std::to_string(cap) + "-byte chunk");
+  return Status::Ok();
+}
+
+void DecodeForwardBatch(const ForwardBatchMsg* m, sched::ForwardBatch* b, BatchExtras* x) {
+  b->Clear();
+  x->Clear();
+  b->batch_id = m->batch_id;
+  b->mode = static_cast<sched::ForwardMode>(m->mode);
+  auto reqs = transport::ArrayOf<ForwardReqWire>(m, m->reqs);
+  b->reqs.resize(reqs.size());
+  x->history_begin.resize(reqs.size());
+  x->history_len.resize(reqs.size());
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    const ForwardReqWire& o = reqs[i];
+    sched::ForwardReq& r = b->reqs[i];
+    r.rid = o.rid;
+    r.row = o.row;
+    r.sync_begin = o.sync_begin;
+    r.prefix_offset = o.prefix_offset;
+    r.prefix_len = o.prefix_len;
+    r.extend_len = o.extend_len;
+    r.token_offset = o.token_offset;
+    r.sample = o.sample != 0;
+    r.return_logprob = o.return_logprob != 0;
+    r.sampling = o.sampling;
+    x->history_begin[i] = o.history_offset;
+    x->history_len[i] = o.history_len;
+  }
+  auto copy = [m](const transport::ArrayRef& ref, auto* out) {
+    using E = typename std::remove_pointer_t<decltype(out)>::value_type;
+    auto span = transport::ArrayOf<E>(m, ref);
+    out->assign(span.begin(), span.end());
+  };
+  copy(m->input_ids, &b->input_ids);
+  copy(m->out_cache_loc, &b->out_cache_loc);
+  copy(m->prefix_slots, &b->prefix_slots);
+  copy(m->released_rids, &x->released_rids);
+  copy(m->history_ids, &x->history);
+}
+
+size_t ForwardResultBytes(const sched::ForwardResult& r, const Status& status) {
+  return MessageSize<ForwardResultMsg>({r.next_token_ids.size() * 4, r.logprobs.size() * 4, 0, 0,
+                                        status.ok() ? 0 : std::min<size_t>(status.message().size(), 4096)});
+}
+
+Status EncodeForwardResult(const sched::ForwardResult& r, const Status& status, void* buf, size_t cap) {
+  MessageWriter<ForwardResultMsg> w(buf, cap);
+  ForwardResultMsg* m = w.msg();
+  m->batch_id = r.batch_id;
+  m->status_code = static_cast<int32_t>(status.code());
+  m->top_n = 0;
+  w.template Copy<int32_t>(m->next_token_ids, r.next_token_ids);
+  w.template Copy<float>(m->logprobs, r.logprobs);
+  if (!status.ok()) {
+    std::string_view msg(status.message());
+    msg = msg.substr(0, 4096);
+    w.template Copy<char>(m->error, std::span<const char>(msg.data(), msg.size()));
+  }
+  if (w.overflow()) return Status::OutOfRange("forward result does not fit its chunk");
+  return Status::Ok();
+}
+
+Status DecodeForwardResult(const ForwardResultMsg* m, sched::ForwardResult* r) {
+  r->batch_id = m->batch_id;
+  auto ids = transport::ArrayOf<int32_t>(m, m->next_token_ids);
+  r->next_token_ids.assign(ids.begin(), ids.end());
+  auto lp = transport::ArrayOf<float>(m, m->logprobs);
+  r->logprobs.assign(lp.begin(), lp.end());
+  if (m->status_code != 0) {
+    auto err = transport::ArrayOf<char>(m, m->error);
+    return Status(static_cast<StatusCode>(m->status_code), "worker: " + std::string(err.begin(), err.end()));
+  }
+  return Status::Ok();
+}
+
+}  // namespace radixserve::nodes

@@ -1,0 +1,86 @@
+#include "nodes/scheduler/remote_worker.h"
+
+#include <glog/logging.h>
+
+namespace radixserve::nodes {
+
+Result<std::unique_ptr<RemoteWorker>> RemoteWorker::Create(const transport::Topic& batch_topic,
+                                                           const transport::Topic& result_topic,
+                                                           const transport::ChannelOptions& options,
+                                                           std::chrono::milliseconds timeout, HistoryFn history) {
+  std::unique_ptr<RemoteWorker> w(new RemoteWorker());
+  RS_ASSIGN_OR_RETURN(w->pub_, transport::Publisher::Create(batch_topic, options));
+  RS_ASSIGN_OR_RETURN(w->sub_, transport::Subscriber::Create(result_topic, options));
+  RS_ASSIGN_OR_RETURN(w->waiter_, transport::Waiter::Create());
+  RS_RETURN_IF_ERROR(w->waiter_->Attach(*w->sub_));
+  w->timeout_ = timeout;
+  w->history_ = std::move(history);
+  return w;
+}
+
+void RemoteWorker::Release(uint64_t rid) {
+  std::lock_guard<std::mutex> l(mu_);
+  pending_release_.push_back(rid);
+}
+
+Status RemoteWorker::Forward(const sched::ForwardBatch& batch, sched::ForwardResult* result) {
+  extras_.Clear();
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    extras_.released_rids.swap(pending_release_);
+  }
+  for (uint64_t rid : extras_.released_rids) known_.erase(rid);
+  // A request the worker has not seen yet carries its token history once, when penalties need it.
+  extras_.history_begin.assign(batch.reqs.size(), 0);
+  extras_.history_len.assign(batch.reqs.size(), 0);
+  for (size_t i = 0; i < batch.reqs.size(); ++i) {
+    const sched::ForwardReq& r = batch.reqs[i];
+    if (!known_.insert(r.rid).second) continue;
+    const SamplingParams& s = r.sampling;
+    bool penalties = s.repetition_penalty != 1.0f || s.frequency_penalty != 0.0f || s.presence_penalty != 0.0f;
+    if (!penalties || !history_ || !history_(r.rid, &scratch_)) continue;
+    // Only the tokens before this batch's new ones: the worker sees those as inputs.
+    size_t n = std::min<size_t>(scratch_.size(), static_cast<size_t>(r.prefix_len));
+    extras_.history_begin[i] = static_cast<uint32_t>(extras_.history.size());
+    extras_.history_len[i] = static_cast<uint32_t>(n);
+    extras_.history.insert(extras_.history.end(), scratch_.begin(), scratch_.begin() + n);
+  }
+
+  size_t bytes = ForwardBatchBytes(batch, extras_);
+  RS_ASSIGN_OR_RETURN(void* chunk, pub_->Loan(bytes));
+  Status enc = EncodeForwardBatch(batch, extras_, chunk, bytes);
+  if (!enc.ok()) {
+    pub_->Release(chunk);
+    return enc;
+  }
+  pub_->Publish(chunk);
+
+  auto deadline = std::chrono::steady_clock::now() + timeout_;
+  while (true) {
+    while (transport::Received r = sub_->TryTake()) {
+      auto m = transport::ValidateForwardResult(r.data(), r.size());
+      if (!m.ok()) {
+        ++dropped_;
+        LOG(ERROR) << "dropped a malformed forward result: " << m.status().ToString();
+        continue;
+      }
+      if ((*m)->batch_id != batch.batch_id) {  // a late answer to a batch that already timed out
+        ++dropped_;
+        continue;
+      }
+      Status s = DecodeForwardResult(*m, result);
+      if (s.ok() && result->next_token_ids.size() != batch.reqs.size())
+        return Status::Corrupt("worker answered " + std::to_string(result->next_token_ids.size()) +
+                               " tokens for a batch of " + std::to_string(batch.reqs.size()));
+      return s;
+    }
+    auto now = std::chrono::steady_clock::now();
+    if (now >= deadline)
+      return Status::Unavailable("worker did not answer batch " + std::to_string(batch.batch_id) + " within " +
+                                 std::to_string(timeout_.count()) + " ms");
+    waiter_->Wait(std::chrono::duration_cast<std::chrono::microseconds>(
+        std::min<std::chrono::steady_clock::duration>(deadline - now, std::chrono::milliseconds(100))));
+  }
+}
+
+}  // namespace radixserve::nodes

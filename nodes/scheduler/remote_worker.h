@@ -1,0 +1,54 @@
+// RemoteWorker: the scheduler's Worker interface over shared memory. Forward
+// publishes the batch on the forward_batch topic and blocks until the
+// worker's ForwardResult with the same batch id arrives (or a timeout).
+// Forward is called from one thread at a time (the scheduler's worker
+// thread); Release and SetHistorySource may be called from another thread.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <unordered_set>
+#include <vector>
+
+#include "core/scheduler/worker.h"
+#include "nodes/forward_codec.h"
+#include "transport/channel.h"
+
+namespace radixserve::nodes {
+
+class RemoteWorker final : public sched::Worker {
+ public:
+  // Returns the tokens a request has so far (prompt + output), for worker-side penalty state.
+  using HistoryFn = std::function<bool(uint64_t rid, std::vector<int32_t>* tokens)>;
+
+  static Result<std::unique_ptr<RemoteWorker>> Create(const transport::Topic& batch_topic,
+                                                      const transport::Topic& result_topic,
+                                                      const transport::ChannelOptions& options,
+                                                      std::chrono::milliseconds timeout, HistoryFn history);
+
+  Status Forward(const sched::ForwardBatch& batch, sched::ForwardResult* result) override;
+  // The request finished: the worker may drop its state (sent with the next batch).
+  void Release(uint64_t rid);
+  // True once a worker subscribed to the batch topic.
+  bool WorkerConnected() const { return pub_->HasSubscribers(); }
+  uint64_t dropped_results() const { return dropped_; }
+
+ private:
+  RemoteWorker() = default;
+
+  std::unique_ptr<transport::Publisher> pub_;
+  std::unique_ptr<transport::Subscriber> sub_;
+  std::unique_ptr<transport::Waiter> waiter_;
+  std::chrono::milliseconds timeout_{60000};
+  HistoryFn history_;
+  std::mutex mu_;
+  std::vector<uint64_t> pending_release_;   // guarded by mu_
+  std::unordered_set<uint64_t> known_;      // rids the worker has state for (Forward thread)
+  BatchExtras extras_;
+  std::vector<int32_t> scratch_;
+  uint64_t dropped_ = 0;
+};
+
+}  // namespace radixserve::nodes

@@ -1,0 +1,77 @@
+// SchedulerNode: runs the scheduler loop (core/scheduler) in the pipeline.
+//
+// Its thread drains the request and control topics without blocking while
+// work runs and blocks on a WaitSet when idle; the worker is reached through
+// a RemoteWorker, and every BatchTokenIdOut goes to the detokenizer. Control
+// requests (policy/cache swap, flush, stats, server info, parameters) are
+// answered on control_reply. Lifecycle calls come from the container thread.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "core/scheduler/scheduler.h"
+#include "core/tokenizer/tokenizer.h"
+#include "nodes/node.h"
+#include "nodes/scheduler/remote_worker.h"
+#include "transport/channel.h"
+#include "transport/control.pb.h"
+
+namespace radixserve::nodes {
+
+class SchedulerNode : public Node {
+ public:
+  explicit SchedulerNode(NodeContext ctx);
+  ~SchedulerNode() override;
+  const char* component() const override { return "scheduler"; }
+  bool Ready() const override;
+
+ protected:
+  Status OnConfigure() override;
+  Status OnActivate() override;
+  Status OnDeactivate() override;
+  Status OnCleanup() override;
+
+ private:
+  // What the node remembers of a request between its arrival and its end.
+  struct RidInfo {
+    std::vector<int32_t> surrounding;  // the last few prompt tokens (detokenizer context), until first output
+    std::vector<int32_t> tokens;       // prompt + output, kept only when penalties need a history
+    bool first_output_sent = false;
+    bool skip_special = true;
+  };
+
+  void Loop();
+  void DrainRequests();
+  void DrainControl();
+  void HandleTokenizedRequest(const void* data, size_t size);
+  void HandleControl(const void* data, size_t size);
+  control::ControlReply Execute(const control::ControlRequest& req);
+  void SendOutputs(const sched::BatchTokenIdOut& out);
+  bool History(uint64_t rid, std::vector<int32_t>* tokens);
+  std::string ServerInfoJson() const;
+  sched::SchedulerConfig BuildConfig() const;
+
+  std::unique_ptr<Tokenizer> tokenizer_;
+  int32_t context_length_ = 0;
+  std::unique_ptr<RemoteWorker> worker_;
+  std::unique_ptr<sched::Scheduler> scheduler_;
+  std::string policy_name_, cache_name_;
+  std::unique_ptr<transport::Subscriber> requests_, control_;
+  std::unique_ptr<transport::Publisher> out_, control_reply_;
+  std::unique_ptr<transport::Waiter> waiter_;
+  std::thread thread_;
+  std::atomic<bool> running_{false};
+
+  std::mutex rid_mu_;  // the sink runs on the scheduler thread, History on the worker thread
+  std::unordered_map<uint64_t, RidInfo> rids_;
+  uint64_t dropped_messages_ = 0;
+  std::vector<int32_t> id_scratch_;
+};
+
+}  // namespace radixserve::nodes
