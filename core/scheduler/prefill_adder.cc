@@ -6,7 +6,7 @@ namespace radixserve::sched {
 
 PrefillAdder::PrefillAdder(const PrefillAdderOptions& opt, PrefixCache* cache, const KvAllocator* alloc,
                            std::span<Req* const> running, std::vector<Req*>* can_run_list)
-    : opt_(opt), cache_(cache), alloc_(alloc), can_run_(can_run_list) {
+    : opt_(opt), cache_(cache), alloc_(alloc), can_run_(can_run_list), running_(running) {
   const int64_t mixed = opt.mixed_decode_tokens;
   rem_input_tokens_ = opt.max_prefill_tokens - mixed;
   rem_chunk_tokens_ = chunking() ? opt.chunked_prefill_size - mixed : 0;
@@ -68,6 +68,29 @@ Req* PrefillAdder::AddChunkedReq(Req* req) {
   return truncated ? req : nullptr;
 }
 
+bool PrefillAdder::IgnoreEosSimulationFits(const Req& cand, int64_t extend) {
+  sim_.clear();
+  auto add = [&](const Req& r) {
+    const double ratio = r.sampling.ignore_eos ? 1.0 : opt_.new_token_ratio;
+    const int64_t max_new = std::min<int64_t>(r.max_new_tokens(), opt_.clip_max_new_tokens);
+    sim_.emplace_back(static_cast<double>(max_new) * ratio - r.output_len(), r.seq_len());
+  };
+  for (const Req* r : running_) add(*r);
+  for (const Req* r : *can_run_) add(*r);
+  add(cand);
+  std::sort(sim_.begin(), sim_.end());
+  const double base = static_cast<double>(cur_rem_tokens() - CeilPage(extend));
+  double freed = 0;
+  const int64_t n = static_cast<int64_t>(sim_.size());
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t bs = n - i;
+    const double min_free = base + freed - sim_[i].first * static_cast<double>(bs);
+    if (min_free <= static_cast<double>(opt_.ignore_eos_reserve_tokens) * static_cast<double>(bs)) return false;
+    freed += static_cast<double>(sim_[i].second);
+  }
+  return true;
+}
+
 AddReqResult PrefillAdder::AddOneReq(Req* req) {
   const int64_t P = opt_.page_size;
   const int64_t max_new =
@@ -80,6 +103,8 @@ AddReqResult PrefillAdder::AddOneReq(Req* req) {
   cache_->IncLockRef(req->last_node);
   AddReqResult verdict = AddReqResult::kContinue;
   if (total_tokens >= rem_total_tokens()) {
+    verdict = AddReqResult::kNoToken;
+  } else if (req->sampling.ignore_eos && !cache_->shares_prefixes() && !IgnoreEosSimulationFits(*req, extend)) {
     verdict = AddReqResult::kNoToken;
   } else if (!chunking() && !can_run_->empty() && CeilPage(extend) >= rem_input_tokens_) {
     verdict = AddReqResult::kOther;

@@ -24,6 +24,7 @@ struct PrefillAdderOptions {
   int32_t clip_max_new_tokens = 4096;
   int32_t per_req_token_overhead = 0;
   double new_token_ratio = 0.7;
+  int32_t ignore_eos_reserve_tokens = 1;  // SCHEDULER_SPEC 3.7, used only without prefix sharing
 };
 
 class PrefillAdder {
@@ -52,11 +53,15 @@ class PrefillAdder {
   bool chunking() const { return opt_.chunked_prefill_size > 0; }
   int64_t CeilPage(int64_t x) const { return (x + opt_.page_size - 1) / opt_.page_size * opt_.page_size; }
   void UpdateBudget(int64_t extend, int64_t max_new);
+  // SCHEDULER_SPEC 3.7: will memory survive every request decoding to the end?
+  bool IgnoreEosSimulationFits(const Req& req, int64_t extend);
 
   PrefillAdderOptions opt_;
   PrefixCache* cache_;
   const KvAllocator* alloc_;
   std::vector<Req*>* can_run_;
+  std::span<Req* const> running_;
+  std::vector<std::pair<double, int64_t>> sim_;  // (tokens_left, tokens_occupied)
   Req* new_chunked_req_ = nullptr;
   bool chunk_pending_ = false;  // the in-flight chunked request still has tokens left
   double total_offset_ = 0;

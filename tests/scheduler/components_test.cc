@@ -116,6 +116,27 @@ TEST(PrefillAdder, WithoutChunkingTheFirstRequestMayExceedMaxPrefill) {
   EXPECT_EQ(f.can_run.size(), 1u);
 }
 
+TEST(PrefillAdder, IgnoreEosSimulationWithoutPrefixSharing) {
+  // 300 KV slots; a running ignore_eos request holds 50 and will grow by 100 more.
+  AdderFixture f(1, 300);
+  std::vector<int32_t> held;
+  ASSERT_TRUE(f.alloc->Alloc(50, &held));
+  auto running = MakeReq(40, 10, 110);
+  running->sampling.ignore_eos = true;
+  std::vector<Req*> run{running.get()};
+  PrefillAdderOptions o;
+  o.chunked_prefill_size = -1;
+  o.new_token_ratio = 0.1;  // the future-aware budget alone would admit the candidate below
+  PrefillAdder adder(o, &f.cache, f.alloc.get(), run, &f.can_run);
+  auto cand = MakeReq(60, 0, 100);
+  cand->sampling.ignore_eos = true;
+  // Exact simulation: 250 free - 60 extend - 100 left * 2 alive <= 2 reserve → NO_TOKEN.
+  EXPECT_EQ(adder.AddOneReq(cand.get()), AddReqResult::kNoToken);
+  auto small = MakeReq(20, 0, 10);
+  small->sampling.ignore_eos = true;
+  EXPECT_EQ(adder.AddOneReq(small.get()), AddReqResult::kContinue);
+}
+
 TEST(Retraction, VictimOrderFewestOutputsThenLongestPrompt) {
   std::vector<std::unique_ptr<Req>> own;
   std::vector<Req*> reqs;

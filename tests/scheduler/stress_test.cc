@@ -31,7 +31,7 @@ struct StressParam {
 
 int RequestCount() {
   const char* env = std::getenv("RADIXSERVE_STRESS_REQUESTS");
-  return env ? std::atoi(env) : 400;
+  return env ? std::atoi(env) : 1000;
 }
 
 std::unique_ptr<SchedulePolicy> MakePolicy(const std::string& name) {
