@@ -1,0 +1,93 @@
+#include "core/model/llama_config.h"
+
+#include <sstream>
+
+namespace radixserve::model {
+namespace {
+
+Result<int32_t> PositiveInt(const gguf::GgufFile& f, const std::string& key) {
+  RS_ASSIGN_OR_RETURN(int64_t v, f.GetInt(key));
+  if (v <= 0 || v > (int64_t{1} << 30))
+    return Status::InvalidArgument(f.name() + ": metadata " + key + " must be positive, got " + std::to_string(v));
+  return static_cast<int32_t>(v);
+}
+
+}  // namespace
+
+Result<LlamaConfig> LlamaConfig::FromGguf(const gguf::GgufFile& f) {
+  LlamaConfig c;
+  RS_ASSIGN_OR_RETURN(c.architecture, f.GetString("general.architecture"));
+  if (c.architecture != "llama")
+    return Status::Unsupported(f.name() + ": architecture '" + c.architecture + "' is not supported (only llama)");
+  const std::string p = c.architecture + ".";
+  RS_ASSIGN_OR_RETURN(c.dim, PositiveInt(f, p + "embedding_length"));
+  RS_ASSIGN_OR_RETURN(c.num_layers, PositiveInt(f, p + "block_count"));
+  RS_ASSIGN_OR_RETURN(c.num_heads, PositiveInt(f, p + "attention.head_count"));
+  c.num_kv_heads = c.num_heads;
+  if (f.Has(p + "attention.head_count_kv")) {
+    RS_ASSIGN_OR_RETURN(c.num_kv_heads, PositiveInt(f, p + "attention.head_count_kv"));
+  }
+  RS_ASSIGN_OR_RETURN(c.ffn_dim, PositiveInt(f, p + "feed_forward_length"));
+  RS_ASSIGN_OR_RETURN(c.context_length, PositiveInt(f, p + "context_length"));
+  RS_ASSIGN_OR_RETURN(double eps, f.GetFloatOr(p + "attention.layer_norm_rms_epsilon", 1e-5));
+  c.rms_eps = static_cast<float>(eps);
+  RS_ASSIGN_OR_RETURN(double base, f.GetFloatOr(p + "rope.freq_base", 10000.0));
+  c.rope_freq_base = static_cast<float>(base);
+  if (!(c.rope_freq_base > 0.0f)) return Status::InvalidArgument(f.name() + ": " + p + "rope.freq_base must be > 0");
+
+  if (c.dim % c.num_heads != 0)
+    return Status::InvalidArgument(f.name() + ": embedding_length " + std::to_string(c.dim) +
+                                   " is not a multiple of head_count " + std::to_string(c.num_heads));
+  c.head_dim = c.dim / c.num_heads;
+  if (f.Has(p + "attention.key_length")) {
+    RS_ASSIGN_OR_RETURN(c.head_dim, PositiveInt(f, p + "attention.key_length"));
+    RS_ASSIGN_OR_RETURN(int64_t vlen, f.GetIntOr(p + "attention.value_length", c.head_dim));
+    if (vlen != c.head_dim)
+      return Status::Unsupported(f.name() + ": attention.key_length != attention.value_length");
+  }
+  if (c.num_heads % c.num_kv_heads != 0)
+    return Status::InvalidArgument(f.name() + ": head_count " + std::to_string(c.num_heads) +
+                                   " is not a multiple of head_count_kv " + std::to_string(c.num_kv_heads));
+  c.rope_dim = c.head_dim;
+  if (f.Has(p + "rope.dimension_count")) {
+    RS_ASSIGN_OR_RETURN(c.rope_dim, PositiveInt(f, p + "rope.dimension_count"));
+  }
+  if (c.rope_dim > c.head_dim || c.rope_dim % 2 != 0)
+    return Status::InvalidArgument(f.name() + ": rope.dimension_count " + std::to_string(c.rope_dim) +
+                                   " must be even and <= head_dim " + std::to_string(c.head_dim));
+
+  std::string scaling = "none";
+  if (f.Has(p + "rope.scaling.type")) {
+    RS_ASSIGN_OR_RETURN(scaling, f.GetString(p + "rope.scaling.type"));
+  }
+  RS_ASSIGN_OR_RETURN(double factor, f.GetFloatOr(p + "rope.scaling.factor", 0.0));
+  if (scaling == "linear" || (scaling == "none" && f.Has(p + "rope.scale_linear"))) {
+    if (scaling == "none") {
+      RS_ASSIGN_OR_RETURN(factor, f.GetFloat(p + "rope.scale_linear"));
+    }
+    if (factor > 0.0) c.rope_linear_scale = static_cast<float>(factor);
+  } else if (scaling != "none") {
+    return Status::Unsupported(f.name() + ": rope.scaling.type '" + scaling + "' is not supported (none, linear)");
+  }
+
+  const gguf::TensorInfo* embd = f.FindTensor("token_embd.weight");
+  if (embd == nullptr) return Status::NotFound(f.name() + ": tensor token_embd.weight is missing");
+  if (embd->dims.size() != 2 || embd->dims[0] != static_cast<uint64_t>(c.dim) || embd->dims[1] == 0 ||
+      embd->dims[1] > (uint64_t{1} << 30))
+    return Status::InvalidArgument(f.name() + ": token_embd.weight must have shape [" + std::to_string(c.dim) +
+                                   ", vocab]");
+  c.vocab_size = static_cast<int32_t>(embd->dims[1]);
+  c.tied_output = f.FindTensor("output.weight") == nullptr;
+  return c;
+}
+
+std::string LlamaConfig::ToString() const {
+  std::ostringstream os;
+  os << architecture << " dim=" << dim << " layers=" << num_layers << " heads=" << num_heads
+     << " kv_heads=" << num_kv_heads << " head_dim=" << head_dim << " ffn=" << ffn_dim << " vocab=" << vocab_size
+     << " ctx=" << context_length << " rope_dim=" << rope_dim << " rope_base=" << rope_freq_base
+     << " rope_scale=" << rope_linear_scale << (tied_output ? " tied" : "");
+  return os.str();
+}
+
+}  // namespace radixserve::model

@@ -1,0 +1,37 @@
+// LlamaConfig: the hyper-parameters of a llama-architecture model, read from
+// GGUF metadata. Plain data; thread-safe to read.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/gguf/gguf_reader.h"
+#include "core/util/status.h"
+
+namespace radixserve::model {
+
+struct LlamaConfig {
+  std::string architecture;    // general.architecture ("llama")
+  int32_t dim = 0;             // embedding_length
+  int32_t num_layers = 0;      // block_count
+  int32_t num_heads = 0;       // attention.head_count
+  int32_t num_kv_heads = 0;    // attention.head_count_kv (defaults to num_heads)
+  int32_t head_dim = 0;        // dim / num_heads (or attention.key_length)
+  int32_t ffn_dim = 0;         // feed_forward_length
+  int32_t vocab_size = 0;      // rows of token_embd.weight
+  int32_t context_length = 0;  // context_length
+  float rms_eps = 1e-5f;       // attention.layer_norm_rms_epsilon
+  float rope_freq_base = 10000.0f;
+  int32_t rope_dim = 0;        // rope.dimension_count (defaults to head_dim)
+  float rope_linear_scale = 1.0f;  // positions are divided by this (rope.scaling.type = linear)
+  bool tied_output = false;    // output.weight absent: logits use token_embd.weight
+
+  int32_t q_dim() const { return num_heads * head_dim; }
+  int32_t kv_dim() const { return num_kv_heads * head_dim; }
+
+  // Reads and validates the config; the message names the offending key.
+  static Result<LlamaConfig> FromGguf(const gguf::GgufFile& file);
+  std::string ToString() const;
+};
+
+}  // namespace radixserve::model

@@ -1,0 +1,287 @@
+#include "core/model/llama_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "kernels/cpu/attention.h"
+#include "kernels/cpu/convert.h"
+#include "kernels/cpu/q8_0.h"
+#include "kernels/cpu/vec_ops.h"
+
+namespace radixserve::model {
+
+using kernels::WeightType;
+using kernels::WeightView;
+
+// Scratch of Forward; vectors only grow.
+struct LlamaModel::Workspace {
+  std::vector<float> x, xn, q, k, v, attn, gate, up, last, cos_sin;
+  std::vector<int32_t> token_seq, token_pos, token_slot, tokens;
+  std::vector<std::vector<float>> scores;  // per thread
+
+  template <typename T>
+  static T* Ensure(std::vector<T>& v, int64_t n) {
+    if (static_cast<int64_t>(v.size()) < n) v.resize(n);
+    return v.data();
+  }
+};
+
+namespace {
+
+Result<WeightType> ToWeightType(const gguf::TensorInfo& t) {
+  switch (t.type) {
+    case gguf::TensorType::kF32: return WeightType::kF32;
+    case gguf::TensorType::kF16: return WeightType::kF16;
+    case gguf::TensorType::kBF16: return WeightType::kBF16;
+    case gguf::TensorType::kQ8_0: return WeightType::kQ8_0;
+    default:
+      return Status::Unsupported("tensor " + t.name + " has type " + gguf::TensorTypeName(t.type) +
+                                 ", which is not supported (F32, F16, BF16, Q8_0)");
+  }
+}
+
+std::string ShapeString(const std::vector<uint64_t>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+Result<const gguf::TensorInfo*> FindWithShape(const gguf::GgufFile& f, const std::string& name,
+                                              std::vector<uint64_t> dims) {
+  const gguf::TensorInfo* t = f.FindTensor(name);
+  if (t == nullptr) return Status::NotFound(f.name() + ": tensor " + name + " is missing");
+  if (t->dims != dims)
+    return Status::InvalidArgument(f.name() + ": tensor " + name + " has shape " + ShapeString(t->dims) +
+                                   ", expected " + ShapeString(dims));
+  return t;
+}
+
+// A [rows][cols] matrix (GGUF dims [cols, rows]), used in place.
+Result<WeightView> GetMatrix(const gguf::GgufFile& f, const std::string& name, int64_t rows, int64_t cols) {
+  RS_ASSIGN_OR_RETURN(const gguf::TensorInfo* t,
+                      FindWithShape(f, name, {static_cast<uint64_t>(cols), static_cast<uint64_t>(rows)}));
+  RS_ASSIGN_OR_RETURN(WeightType type, ToWeightType(*t));
+  if (type == WeightType::kQ8_0 && cols % kernels::kQ8BlockSize != 0)
+    return Status::InvalidArgument(f.name() + ": Q8_0 tensor " + name + " has a row length not a multiple of 32");
+  WeightView w;
+  w.type = type;
+  w.data = f.TensorData(*t);
+  w.rows = rows;
+  w.cols = cols;
+  if (static_cast<uint64_t>(w.row_bytes() * rows) != t->num_bytes())
+    return Status::Corrupt(f.name() + ": tensor " + name + " byte size does not match its shape");
+  return w;
+}
+
+// A vector converted to F32 (norm weights are small).
+Result<std::vector<float>> GetVector(const gguf::GgufFile& f, const std::string& name, int64_t n) {
+  RS_ASSIGN_OR_RETURN(const gguf::TensorInfo* t, FindWithShape(f, name, {static_cast<uint64_t>(n)}));
+  RS_ASSIGN_OR_RETURN(WeightType type, ToWeightType(*t));
+  if (type == WeightType::kQ8_0)
+    return Status::Unsupported("tensor " + name + " is a Q8_0 vector; norm weights must be F32, F16 or BF16");
+  WeightView w{type, f.TensorData(*t), 1, n};
+  std::vector<float> out(n);
+  kernels::DequantizeRows(w, 0, 1, out.data());
+  return out;
+}
+
+}  // namespace
+
+LlamaModel::~LlamaModel() = default;
+
+Result<std::unique_ptr<LlamaModel>> LlamaModel::Load(std::shared_ptr<const gguf::GgufFile> file,
+                                                     const ModelOptions& options) {
+  if (!file) return Status::InvalidArgument("LlamaModel::Load: no GGUF file");
+  if (options.num_threads < 1 || options.num_threads > 256)
+    return Status::InvalidArgument("num_threads must be in [1, 256], got " + std::to_string(options.num_threads));
+  auto m = std::unique_ptr<LlamaModel>(new LlamaModel());
+  m->file_ = std::move(file);
+  RS_ASSIGN_OR_RETURN(m->config_, LlamaConfig::FromGguf(*m->file_));
+  RS_RETURN_IF_ERROR(m->LoadWeights());
+  const LlamaConfig& c = m->config_;
+  m->rope_inv_freq_.resize(c.rope_dim / 2);
+  for (int i = 0; i < c.rope_dim / 2; ++i)
+    m->rope_inv_freq_[i] = static_cast<float>(std::pow(static_cast<double>(c.rope_freq_base), -2.0 * i / c.rope_dim));
+  // OpenBLAS runs single-threaded inside our pool's tasks (see matmul.h).
+  kernels::SetBlasThreads(1);
+  m->pool_ = std::make_unique<kernels::ThreadPool>(options.num_threads);
+  m->matmul_scratch_ = std::make_unique<kernels::MatMulScratch>(options.num_threads);
+  m->ws_ = std::make_unique<Workspace>();
+  m->ws_->scores.resize(options.num_threads);
+  return m;
+}
+
+Status LlamaModel::LoadWeights() {
+  const gguf::GgufFile& f = *file_;
+  const LlamaConfig& c = config_;
+  RS_ASSIGN_OR_RETURN(token_embd_, GetMatrix(f, "token_embd.weight", c.vocab_size, c.dim));
+  if (c.tied_output) {
+    output_ = token_embd_;
+  } else {
+    RS_ASSIGN_OR_RETURN(output_, GetMatrix(f, "output.weight", c.vocab_size, c.dim));
+  }
+  RS_ASSIGN_OR_RETURN(output_norm_, GetVector(f, "output_norm.weight", c.dim));
+  layers_.resize(c.num_layers);
+  for (int l = 0; l < c.num_layers; ++l) {
+    const std::string p = "blk." + std::to_string(l) + ".";
+    Layer& L = layers_[l];
+    RS_ASSIGN_OR_RETURN(L.attn_norm, GetVector(f, p + "attn_norm.weight", c.dim));
+    RS_ASSIGN_OR_RETURN(L.ffn_norm, GetVector(f, p + "ffn_norm.weight", c.dim));
+    RS_ASSIGN_OR_RETURN(L.wq, GetMatrix(f, p + "attn_q.weight", c.q_dim(), c.dim));
+    RS_ASSIGN_OR_RETURN(L.wk, GetMatrix(f, p + "attn_k.weight", c.kv_dim(), c.dim));
+    RS_ASSIGN_OR_RETURN(L.wv, GetMatrix(f, p + "attn_v.weight", c.kv_dim(), c.dim));
+    RS_ASSIGN_OR_RETURN(L.wo, GetMatrix(f, p + "attn_output.weight", c.dim, c.q_dim()));
+    RS_ASSIGN_OR_RETURN(L.w_gate, GetMatrix(f, p + "ffn_gate.weight", c.ffn_dim, c.dim));
+    RS_ASSIGN_OR_RETURN(L.w_up, GetMatrix(f, p + "ffn_up.weight", c.ffn_dim, c.dim));
+    RS_ASSIGN_OR_RETURN(L.w_down, GetMatrix(f, p + "ffn_down.weight", c.dim, c.ffn_dim));
+  }
+  return Status::Ok();
+}
+
+Status LlamaModel::Validate(std::span<const SequenceInput> seqs, const KvCache& kv, std::span<float> logits,
+                            const ForwardOptions& options, int64_t* total_tokens) const {
+  const LlamaConfig& c = config_;
+  if (seqs.empty()) return Status::InvalidArgument("Forward: empty batch");
+  if (kv.num_layers() != c.num_layers || kv.kv_dim() != c.kv_dim())
+    return Status::InvalidArgument("Forward: KV cache shape does not match the model");
+  int64_t total = 0;
+  for (size_t s = 0; s < seqs.size(); ++s) {
+    const SequenceInput& in = seqs[s];
+    const std::string where = "Forward: sequence " + std::to_string(s) + ": ";
+    if (in.new_tokens.empty()) return Status::InvalidArgument(where + "no new tokens");
+    if (in.cached_len < 0) return Status::InvalidArgument(where + "negative cached_len");
+    const int64_t len = static_cast<int64_t>(in.cached_len) + static_cast<int64_t>(in.new_tokens.size());
+    if (static_cast<int64_t>(in.slots.size()) != len)
+      return Status::InvalidArgument(where + "slots has " + std::to_string(in.slots.size()) +
+                                     " entries, expected cached_len + new tokens = " + std::to_string(len));
+    if (len > c.context_length)
+      return Status::InvalidArgument(where + "length " + std::to_string(len) + " exceeds the context length " +
+                                     std::to_string(c.context_length));
+    for (int32_t slot : in.slots)
+      if (slot < 0 || slot >= kv.num_slots())
+        return Status::InvalidArgument(where + "KV slot " + std::to_string(slot) + " is outside [0, " +
+                                       std::to_string(kv.num_slots()) + ")");
+    for (int32_t tok : in.new_tokens)
+      if (tok < 0 || tok >= c.vocab_size)
+        return Status::InvalidArgument(where + "token id " + std::to_string(tok) + " is outside the vocabulary [0, " +
+                                       std::to_string(c.vocab_size) + ")");
+    total += static_cast<int64_t>(in.new_tokens.size());
+  }
+  const int64_t rows = options.all_logits ? total : static_cast<int64_t>(seqs.size());
+  if (static_cast<int64_t>(logits.size()) != rows * c.vocab_size)
+    return Status::InvalidArgument("Forward: logits has " + std::to_string(logits.size()) + " floats, expected " +
+                                   std::to_string(rows * c.vocab_size));
+  *total_tokens = total;
+  return Status::Ok();
+}
+
+void LlamaModel::Attention(int layer, std::span<const SequenceInput> seqs, KvCache& kv, int64_t T) {
+  const LlamaConfig& c = config_;
+  Workspace& ws = *ws_;
+  const int group = c.num_heads / c.num_kv_heads;
+  const int hd = c.head_dim;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  const kernels::KvLayerView view{kv.k(layer), kv.v(layer), c.kv_dim()};
+  const float* q = ws.q.data();
+  float* out = ws.attn.data();
+  pool_->ParallelFor(T * c.num_kv_heads, [&](int64_t task, int thread) {
+    const int64_t t = task / c.num_kv_heads;
+    const int h = static_cast<int>(task % c.num_kv_heads);
+    const SequenceInput& in = seqs[ws.token_seq[t]];
+    const int64_t n_keys = ws.token_pos[t] + 1;
+    const int64_t off = t * c.q_dim() + static_cast<int64_t>(h) * group * hd;
+    kernels::AttendSlots(q + off, group, view, h, in.slots.data(), n_keys, hd, scale, ws.scores[thread].data(),
+                         out + off);
+  });
+}
+
+Status LlamaModel::Forward(std::span<const SequenceInput> seqs, KvCache& kv, std::span<float> logits,
+                           const ForwardOptions& options) {
+  int64_t T = 0;
+  RS_RETURN_IF_ERROR(Validate(seqs, kv, logits, options, &T));
+  const LlamaConfig& c = config_;
+  Workspace& ws = *ws_;
+  const int64_t S = static_cast<int64_t>(seqs.size());
+  const int64_t dim = c.dim, qd = c.q_dim(), kvd = c.kv_dim(), ffn = c.ffn_dim;
+  const int half_rot = c.rope_dim / 2;
+
+  float* x = Workspace::Ensure(ws.x, T * dim);
+  float* xn = Workspace::Ensure(ws.xn, T * dim);
+  float* q = Workspace::Ensure(ws.q, T * qd);
+  float* k = Workspace::Ensure(ws.k, T * kvd);
+  float* v = Workspace::Ensure(ws.v, T * kvd);
+  Workspace::Ensure(ws.attn, T * qd);
+  float* gate = Workspace::Ensure(ws.gate, T * ffn);
+  float* up = Workspace::Ensure(ws.up, T * ffn);
+  float* cos_sin = Workspace::Ensure(ws.cos_sin, T * c.rope_dim);
+  int32_t* token_seq = Workspace::Ensure(ws.token_seq, T);
+  int32_t* token_pos = Workspace::Ensure(ws.token_pos, T);
+  int32_t* token_slot = Workspace::Ensure(ws.token_slot, T);
+  int64_t max_keys = 0;
+  for (const SequenceInput& in : seqs)
+    max_keys = std::max<int64_t>(max_keys, in.cached_len + static_cast<int64_t>(in.new_tokens.size()));
+  for (auto& s : ws.scores) Workspace::Ensure(s, max_keys * (c.num_heads / c.num_kv_heads));
+
+  // Per-token bookkeeping, embeddings and rotary angles.
+  int64_t t = 0;
+  for (int64_t s = 0; s < S; ++s) {
+    const SequenceInput& in = seqs[s];
+    for (size_t i = 0; i < in.new_tokens.size(); ++i, ++t) {
+      const int32_t pos = in.cached_len + static_cast<int32_t>(i);
+      token_seq[t] = static_cast<int32_t>(s);
+      token_pos[t] = pos;
+      token_slot[t] = in.slots[pos];
+      kernels::DequantizeRows(token_embd_, in.new_tokens[i], in.new_tokens[i] + 1, x + t * dim);
+      const float p = static_cast<float>(pos) / c.rope_linear_scale;
+      float* cs = cos_sin + t * c.rope_dim;
+      for (int j = 0; j < half_rot; ++j) {
+        const float theta = p * rope_inv_freq_[j];
+        cs[2 * j] = std::cos(theta);
+        cs[2 * j + 1] = std::sin(theta);
+      }
+    }
+  }
+
+  kernels::MatMulScratch& mm = *matmul_scratch_;
+  kernels::ThreadPool& pool = *pool_;
+  for (int l = 0; l < c.num_layers; ++l) {
+    const Layer& L = layers_[l];
+    for (int64_t i = 0; i < T; ++i) kernels::RmsNorm(x + i * dim, L.attn_norm.data(), c.rms_eps, xn + i * dim, dim);
+    kernels::MatMul(L.wq, xn, T, q, mm, pool);
+    kernels::MatMul(L.wk, xn, T, k, mm, pool);
+    kernels::MatMul(L.wv, xn, T, v, mm, pool);
+    for (int64_t i = 0; i < T; ++i) {
+      const float* cs = cos_sin + i * c.rope_dim;
+      kernels::RopeNorm(q + i * qd, c.num_heads, c.head_dim, c.rope_dim, cs);
+      kernels::RopeNorm(k + i * kvd, c.num_kv_heads, c.head_dim, c.rope_dim, cs);
+      std::memcpy(kv.k(l, token_slot[i]), k + i * kvd, kvd * sizeof(float));
+      std::memcpy(kv.v(l, token_slot[i]), v + i * kvd, kvd * sizeof(float));
+    }
+    Attention(l, seqs, kv, T);
+    kernels::MatMul(L.wo, ws.attn.data(), T, xn, mm, pool);
+    for (int64_t i = 0; i < T * dim; ++i) x[i] += xn[i];
+    for (int64_t i = 0; i < T; ++i) kernels::RmsNorm(x + i * dim, L.ffn_norm.data(), c.rms_eps, xn + i * dim, dim);
+    kernels::MatMul(L.w_gate, xn, T, gate, mm, pool);
+    kernels::MatMul(L.w_up, xn, T, up, mm, pool);
+    kernels::SiluMul(gate, up, gate, T * ffn);
+    kernels::MatMul(L.w_down, gate, T, xn, mm, pool);
+    for (int64_t i = 0; i < T * dim; ++i) x[i] += xn[i];
+  }
+
+  if (options.all_logits) {
+    for (int64_t i = 0; i < T; ++i) kernels::RmsNorm(x + i * dim, output_norm_.data(), c.rms_eps, xn + i * dim, dim);
+    kernels::MatMul(output_, xn, T, logits.data(), mm, pool);
+    return Status::Ok();
+  }
+  float* last = Workspace::Ensure(ws.last, S * dim);
+  int64_t end = 0;
+  for (int64_t s = 0; s < S; ++s) {
+    end += static_cast<int64_t>(seqs[s].new_tokens.size());
+    kernels::RmsNorm(x + (end - 1) * dim, output_norm_.data(), c.rms_eps, last + s * dim, dim);
+  }
+  kernels::MatMul(output_, last, S, logits.data(), mm, pool);
+  return Status::Ok();
+}
+
+}  // namespace radixserve::model

@@ -1,0 +1,92 @@
+// LlamaModel: the llama-architecture forward pass on the CPU over a
+// slot-indexed KV cache.
+//
+// One Forward call runs a batch that mixes prefill, extend-after-a-cached-
+// prefix and decode sequences. Each sequence gives its cached length, its new
+// tokens and the KV slots of ALL its positions: slots [0, cached_len) are
+// read, slots [cached_len, cached_len + n_new) are written and then read.
+// Attention reads only the sequence's own slots (causal within new tokens).
+//
+// Weights are used in place from the GGUF mapping (F32, F16, BF16, Q8_0);
+// norm vectors are copied to F32. Scratch buffers live in the model and only
+// grow, so a decode step does not allocate once warm.
+//
+// Thread-safety: Load is thread-safe; Forward must not run concurrently on the
+// same instance (it uses the instance's scratch and thread pool). The
+// GgufFile is shared and must stay alive (held by shared_ptr).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "core/gguf/gguf_reader.h"
+#include "core/model/kv_cache.h"
+#include "core/model/llama_config.h"
+#include "core/util/status.h"
+#include "kernels/cpu/matmul.h"
+#include "kernels/cpu/thread_pool.h"
+
+namespace radixserve::model {
+
+struct ModelOptions {
+  int num_threads = 2;  // compute threads (the caller's thread counts as one)
+};
+
+struct SequenceInput {
+  int32_t cached_len = 0;
+  std::span<const int32_t> new_tokens;
+  std::span<const int32_t> slots;  // size cached_len + new_tokens.size()
+};
+
+struct ForwardOptions {
+  // false: logits are [num_seqs][vocab] for each sequence's last token.
+  // true: logits are [total new tokens][vocab], sequences in order.
+  bool all_logits = false;
+};
+
+class LlamaModel {
+ public:
+  static Result<std::unique_ptr<LlamaModel>> Load(std::shared_ptr<const gguf::GgufFile> file,
+                                                  const ModelOptions& options);
+  ~LlamaModel();
+
+  const LlamaConfig& config() const { return config_; }
+  int num_threads() const { return pool_->num_threads(); }
+
+  // A KV cache shaped for this model.
+  Result<std::unique_ptr<KvCache>> CreateKvCache(int64_t num_slots) const {
+    return KvCache::Create(config_, num_slots);
+  }
+
+  // Runs the batch; see the class comment. Invalid inputs give InvalidArgument
+  // and leave the KV cache untouched.
+  Status Forward(std::span<const SequenceInput> seqs, KvCache& kv, std::span<float> logits,
+                 const ForwardOptions& options = {});
+
+ private:
+  struct Layer {
+    std::vector<float> attn_norm, ffn_norm;
+    kernels::WeightView wq, wk, wv, wo, w_gate, w_up, w_down;
+  };
+  struct Workspace;
+
+  LlamaModel() = default;
+  Status LoadWeights();
+  Status Validate(std::span<const SequenceInput> seqs, const KvCache& kv, std::span<float> logits,
+                  const ForwardOptions& options, int64_t* total_tokens) const;
+  void Attention(int layer, std::span<const SequenceInput> seqs, KvCache& kv, int64_t total_tokens);
+
+  std::shared_ptr<const gguf::GgufFile> file_;
+  LlamaConfig config_;
+  kernels::WeightView token_embd_, output_;
+  std::vector<float> output_norm_;
+  std::vector<Layer> layers_;
+  std::vector<float> rope_inv_freq_;  // [rope_dim / 2]
+  std::unique_ptr<kernels::ThreadPool> pool_;
+  std::unique_ptr<kernels::MatMulScratch> matmul_scratch_;
+  std::unique_ptr<Workspace> ws_;
+};
+
+}  // namespace radixserve::model

@@ -1,0 +1,27 @@
+// Attention of query heads over keys/values gathered from a slot-indexed KV
+// buffer (layout [slot][kv_heads][head_dim] per layer, F32).
+// Pure function over caller buffers; thread-safe.
+#pragma once
+
+#include <cstdint>
+
+namespace radixserve::kernels {
+
+struct KvLayerView {
+  const float* k = nullptr;   // [slots][kv_heads][head_dim]
+  const float* v = nullptr;
+  int64_t slot_stride = 0;    // floats between consecutive slots (kv_heads * head_dim)
+};
+
+// For `group` query heads that share kv head `kv_head`: q is [group][head_dim]
+// (heads contiguous), keys are slots[0..n_keys). Writes out[group][head_dim].
+// scores must hold group * n_keys floats.
+void AttendSlots(const float* q, int group, const KvLayerView& kv, int kv_head, const int32_t* slots,
+                 int64_t n_keys, int head_dim, float scale, float* scores, float* out);
+
+namespace ref {
+void AttendSlots(const float* q, int group, const KvLayerView& kv, int kv_head, const int32_t* slots,
+                 int64_t n_keys, int head_dim, float scale, float* scores, float* out);
+}  // namespace ref
+
+}  // namespace radixserve::kernels

@@ -1,0 +1,114 @@
+#include "kernels/cpu/matmul.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+
+#include "kernels/cpu/convert.h"
+#include "kernels/cpu/q8_0.h"
+#include "kernels/cpu/vec_ops.h"
+
+namespace radixserve::kernels {
+namespace {
+
+constexpr int64_t kStreamRowsPerTask = 32;
+constexpr int64_t kGemmRowsPerTask = 64;
+
+const uint8_t* RowPtr(const WeightView& w, int64_t r) {
+  return static_cast<const uint8_t*>(w.data) + r * w.row_bytes();
+}
+
+}  // namespace
+
+int64_t WeightView::row_bytes() const {
+  switch (type) {
+    case WeightType::kF32: return cols * 4;
+    case WeightType::kF16:
+    case WeightType::kBF16: return cols * 2;
+    case WeightType::kQ8_0: return cols / kQ8BlockSize * static_cast<int64_t>(sizeof(BlockQ8_0));
+  }
+  return 0;
+}
+
+float* MatMulScratch::ThreadTile(int thread, int64_t floats) {
+  Buffer& b = per_thread_[thread];
+  if (b.size < floats) {
+    b.data.reset(new float[floats]);
+    b.size = floats;
+  }
+  return b.data.get();
+}
+
+void* MatMulScratch::Quantized(int64_t bytes) {
+  if (quantized_size_ < bytes) {
+    quantized_.reset(new uint8_t[bytes]);
+    quantized_size_ = bytes;
+  }
+  return quantized_.get();
+}
+
+void SetBlasThreads(int n) { openblas_set_num_threads(n); }
+
+void DequantizeRows(const WeightView& w, int64_t row_begin, int64_t row_end, float* out) {
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    float* dst = out + (r - row_begin) * w.cols;
+    const uint8_t* src = RowPtr(w, r);
+    switch (w.type) {
+      case WeightType::kF32: std::copy_n(reinterpret_cast<const float*>(src), w.cols, dst); break;
+      case WeightType::kF16: ConvertF16ToF32(reinterpret_cast<const uint16_t*>(src), dst, w.cols); break;
+      case WeightType::kBF16: ConvertBf16ToF32(reinterpret_cast<const uint16_t*>(src), dst, w.cols); break;
+      case WeightType::kQ8_0: DequantizeRowQ8_0(reinterpret_cast<const BlockQ8_0*>(src), dst, w.cols); break;
+    }
+  }
+}
+
+void MatMul(const WeightView& w, const float* x, int64_t n, float* y, MatMulScratch& scratch,
+            ThreadPool& pool) {
+  const int64_t rows = w.rows, cols = w.cols;
+  if (n <= 0 || rows <= 0) return;
+  if (n <= kMatMulStreamMaxBatch) {
+    const BlockQ8_0* xq = nullptr;
+    const int64_t xq_blocks = cols / kQ8BlockSize;
+    if (w.type == WeightType::kQ8_0) {
+      auto* q = static_cast<BlockQ8_0*>(scratch.Quantized(n * xq_blocks * static_cast<int64_t>(sizeof(BlockQ8_0))));
+      for (int64_t t = 0; t < n; ++t) QuantizeRowQ8_0(x + t * cols, q + t * xq_blocks, cols);
+      xq = q;
+    }
+    const int64_t tasks = (rows + kStreamRowsPerTask - 1) / kStreamRowsPerTask;
+    pool.ParallelFor(tasks, [&](int64_t task, int) {
+      const int64_t r0 = task * kStreamRowsPerTask, r1 = std::min(rows, r0 + kStreamRowsPerTask);
+      for (int64_t r = r0; r < r1; ++r) {
+        const uint8_t* wr = RowPtr(w, r);
+        for (int64_t t = 0; t < n; ++t) {
+          float v;
+          switch (w.type) {
+            case WeightType::kF32: v = DotF32(reinterpret_cast<const float*>(wr), x + t * cols, cols); break;
+            case WeightType::kF16: v = DotF16F32(reinterpret_cast<const uint16_t*>(wr), x + t * cols, cols); break;
+            case WeightType::kBF16: v = DotBf16F32(reinterpret_cast<const uint16_t*>(wr), x + t * cols, cols); break;
+            case WeightType::kQ8_0:
+            default: v = DotQ8_0(reinterpret_cast<const BlockQ8_0*>(wr), xq + t * xq_blocks, cols); break;
+          }
+          y[t * rows + r] = v;
+        }
+      }
+    });
+    return;
+  }
+  const int64_t tasks = (rows + kGemmRowsPerTask - 1) / kGemmRowsPerTask;
+  pool.ParallelFor(tasks, [&](int64_t task, int thread) {
+    const int64_t r0 = task * kGemmRowsPerTask, r1 = std::min(rows, r0 + kGemmRowsPerTask);
+    const float* wt;
+    if (w.type == WeightType::kF32) {
+      wt = reinterpret_cast<const float*>(RowPtr(w, r0));
+    } else {
+      float* tile = scratch.ThreadTile(thread, (r1 - r0) * cols);
+      DequantizeRows(w, r0, r1, tile);
+      wt = tile;
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(n), static_cast<int>(r1 - r0),
+                static_cast<int>(cols), 1.0f, x, static_cast<int>(cols), wt, static_cast<int>(cols), 0.0f,
+                y + r0, static_cast<int>(rows));
+  });
+}
+
+}  // namespace radixserve::kernels

@@ -1,0 +1,46 @@
+// Compile-time SIMD feature switches shared by the CPU kernels.
+// Every SIMD path has a scalar fallback, so the kernels build on any target.
+#pragma once
+
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+#define RS_HAVE_AVX2 1
+#include <immintrin.h>
+#else
+#define RS_HAVE_AVX2 0
+#endif
+
+#if RS_HAVE_AVX2 && defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+#define RS_HAVE_AVX512 1
+#else
+#define RS_HAVE_AVX512 0
+#endif
+
+#if RS_HAVE_AVX512 && defined(__AVX512VNNI__)
+#define RS_HAVE_AVX512_VNNI 1
+#else
+#define RS_HAVE_AVX512_VNNI 0
+#endif
+
+#if RS_HAVE_AVX2
+namespace radixserve::kernels::simd {
+// Horizontal sum of 8 floats.
+inline float HorizontalSum(__m256 v) {
+  __m128 lo = _mm256_castps256_ps128(v);
+  __m128 hi = _mm256_extractf128_ps(v, 1);
+  lo = _mm_add_ps(lo, hi);
+  __m128 shuf = _mm_movehdup_ps(lo);
+  __m128 sums = _mm_add_ps(lo, shuf);
+  shuf = _mm_movehl_ps(shuf, sums);
+  sums = _mm_add_ss(sums, shuf);
+  return _mm_cvtss_f32(sums);
+}
+#if RS_HAVE_AVX512
+// Horizontal sum of 16 floats (avoids GCC 12's -Wuninitialized noise in _mm512_reduce_add_ps).
+inline float HorizontalSum(__m512 v) {
+  __m256 lo = _mm512_castps512_ps256(v);
+  __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+  return HorizontalSum(_mm256_add_ps(lo, hi));
+}
+#endif
+}  // namespace radixserve::kernels::simd
+#endif

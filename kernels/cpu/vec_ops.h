@@ -1,0 +1,38 @@
+// Vector kernels of the transformer forward pass: dot products against
+// F32/F16/BF16 rows, RMSNorm, rotary embedding, SiLU-gating, softmax.
+// Pure functions over caller buffers; thread-safe.
+#pragma once
+
+#include <cstdint>
+
+namespace radixserve::kernels {
+
+float DotF32(const float* a, const float* b, int64_t n);
+// w holds n F16 (or BF16) values, x n floats.
+float DotF16F32(const uint16_t* w, const float* x, int64_t n);
+float DotBf16F32(const uint16_t* w, const float* x, int64_t n);
+
+// y += a * x
+void Axpy(float a, const float* x, float* y, int64_t n);
+// y = x * w / sqrt(mean(x^2) + eps); y may alias x.
+void RmsNorm(const float* x, const float* w, float eps, float* y, int64_t n);
+// out = silu(gate) * up; out may alias gate or up.
+void SiluMul(const float* gate, const float* up, float* out, int64_t n);
+// In-place softmax over n values.
+void Softmax(float* x, int64_t n);
+// llama "NORM" rotary embedding, in place: for each head, pairs (x[2i], x[2i+1]),
+// i < rot_dim/2, are rotated by angle with cos_sin[2i] = cos, cos_sin[2i+1] = sin.
+// Dimensions past rot_dim are left as they are.
+void RopeNorm(float* x, int num_heads, int head_dim, int rot_dim, const float* cos_sin);
+
+namespace ref {
+float DotF32(const float* a, const float* b, int64_t n);
+float DotF16F32(const uint16_t* w, const float* x, int64_t n);
+float DotBf16F32(const uint16_t* w, const float* x, int64_t n);
+void RmsNorm(const float* x, const float* w, float eps, float* y, int64_t n);
+void SiluMul(const float* gate, const float* up, float* out, int64_t n);
+void Softmax(float* x, int64_t n);
+void RopeNorm(float* x, int num_heads, int head_dim, int rot_dim, const float* cos_sin);
+}  // namespace ref
+
+}  // namespace radixserve::kernels
