@@ -405,6 +405,73 @@ TEST_F(HttpServerTest, ManyConcurrentStreamingClients) {
   EXPECT_EQ(backend_.submitted().size(), static_cast<size_t>(kClients));
 }
 
+// Sends raw bytes, half-closes nothing, and reads until the server closes or timeout_s passes.
+std::string RawExchange(int port, const std::string& bytes, int timeout_s = 10) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) return "connect failed";
+  timeval tv{timeout_s, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+  std::string out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = recv(fd, buf, sizeof(buf), 0)) > 0) out.append(buf, static_cast<size_t>(n));
+  close(fd);
+  return out;
+}
+
+TEST_F(HttpServerTest, MalformedHttpIsAnsweredAndClosed) {
+  HttpServerOptions options;
+  options.limits.max_body_bytes = 1000;
+  StartServer(options);
+  const int port = server_->port();
+  EXPECT_THAT(RawExchange(port, "GARBAGE\r\n\r\n"), HasSubstr("HTTP/1.1 400 Bad Request"));
+  EXPECT_THAT(RawExchange(port, "GET /health HTTP/2.0\r\n\r\n"), HasSubstr("400"));
+  EXPECT_THAT(RawExchange(port, "GET /health HTTP/1.1\r\nNoColonHere\r\n\r\n"), HasSubstr("400"));
+  EXPECT_THAT(RawExchange(port, "GET /health HTTP/1.1\r\nX: " + std::string(70000, 'a') + "\r\n\r\n"),
+              HasSubstr("431"));
+  EXPECT_THAT(RawExchange(port, "POST /v1/completions HTTP/1.1\r\nContent-Length: 5000\r\n\r\n"), HasSubstr("413"));
+  EXPECT_THAT(RawExchange(port, "POST /v1/completions HTTP/1.1\r\nContent-Length: -1\r\n\r\n"), HasSubstr("400"));
+  EXPECT_THAT(RawExchange(port, "POST /v1/completions HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"),
+              HasSubstr("501"));
+  // HTTP/1.0 without keep-alive: one response, then the server closes (RawExchange returns).
+  std::string r10 = RawExchange(port, "GET /health HTTP/1.0\r\n\r\n");
+  EXPECT_THAT(r10, HasSubstr("HTTP/1.1 200 OK"));
+  EXPECT_THAT(r10, HasSubstr("Connection: close"));
+  // Expect: 100-continue gets the interim response before the client sends the body.
+  const std::string body = R"({"prompt": "x", "max_tokens": 1})";
+  {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    timeval tv{10, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    std::string head = "POST /v1/completions HTTP/1.1\r\nExpect: 100-continue\r\nConnection: close\r\n"
+                       "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n";
+    send(fd, head.data(), head.size(), MSG_NOSIGNAL);
+    char buf[4096];
+    ssize_t n = recv(fd, buf, sizeof(buf), 0);
+    ASSERT_GT(n, 0);
+    EXPECT_EQ(std::string(buf, static_cast<size_t>(n)), "HTTP/1.1 100 Continue\r\n\r\n");
+    send(fd, body.data(), body.size(), MSG_NOSIGNAL);
+    std::string rest;
+    while ((n = recv(fd, buf, sizeof(buf), 0)) > 0) rest.append(buf, static_cast<size_t>(n));
+    close(fd);
+    EXPECT_EQ(rest.rfind("HTTP/1.1 200 OK", 0), 0u) << rest;
+  }
+  // Two pipelined requests on one connection are both answered.
+  std::string two = RawExchange(port, "GET /health HTTP/1.1\r\n\r\nGET /health HTTP/1.1\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(std::count(two.begin(), two.end(), '{'), 2) << two;
+  EXPECT_EQ(Post("/v1/completions", body).first, 200);  // and the server still serves
+}
+
 TEST_F(HttpServerTest, StopAbortsInFlightStreams) {
   StartServer();
   std::thread client([&] {
