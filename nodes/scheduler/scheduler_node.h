@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/scheduler/plugin_host.h"
 #include "core/scheduler/scheduler.h"
 #include "core/tokenizer/tokenizer.h"
 #include "nodes/node.h"
@@ -55,13 +56,15 @@ class SchedulerNode : public Node {
   void SendOutputs(const sched::BatchTokenIdOut& out);
   bool History(uint64_t rid, std::vector<int32_t>* tokens);
   std::string ServerInfoJson() const;
+  std::string StatsJson() const;
+  std::string policy_name() const;
   sched::SchedulerConfig BuildConfig() const;
 
   std::unique_ptr<Tokenizer> tokenizer_;
   int32_t context_length_ = 0;
+  std::unique_ptr<sched::PluginHost> host_;
   std::unique_ptr<RemoteWorker> worker_;
   std::unique_ptr<sched::Scheduler> scheduler_;
-  std::string policy_name_, cache_name_;
   std::unique_ptr<transport::Subscriber> requests_, control_;
   std::unique_ptr<transport::Publisher> out_, control_reply_;
   std::unique_ptr<transport::Waiter> waiter_;
@@ -71,7 +74,6 @@ class SchedulerNode : public Node {
   std::mutex rid_mu_;  // the sink runs on the scheduler thread, History on the worker thread
   std::unordered_map<uint64_t, RidInfo> rids_;
   uint64_t dropped_messages_ = 0;
-  std::vector<int32_t> id_scratch_;
 };
 
 }  // namespace radixserve::nodes

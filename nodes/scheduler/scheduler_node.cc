@@ -1,0 +1,484 @@
+#include "nodes/scheduler/scheduler_node.h"
+
+#include <glog/logging.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "core/gguf/gguf_reader.h"
+#include "core/scheduler/plugin_host.h"
+#include "nodes/component.h"
+#include "transport/control_channel.h"
+#include "transport/messages.h"
+
+namespace radixserve::nodes {
+
+using transport::OutputEntry;
+using transport::WireFinishKind;
+
+static_assert(uint8_t(sched::FinishKind::kMatchedToken) == uint8_t(WireFinishKind::kMatchedToken));
+static_assert(uint8_t(sched::FinishKind::kMatchedStr) == uint8_t(WireFinishKind::kMatchedStr));
+static_assert(uint8_t(sched::FinishKind::kLength) == uint8_t(WireFinishKind::kLength));
+static_assert(uint8_t(sched::FinishKind::kAbort) == uint8_t(WireFinishKind::kAbort));
+
+namespace {
+constexpr size_t kSurroundingTokens = 5;  // INIT_INCREMENTAL_DETOKENIZATION_OFFSET
+
+// "a=1,b=x" → {a: 1, b: x}
+Result<std::map<std::string, std::string>> ParsePluginParams(const std::string& text) {
+  std::map<std::string, std::string> out;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');) {
+    if (item.empty()) continue;
+    auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return Status::InvalidArgument("plugin parameter '" + item + "' must be name=value");
+    out[item.substr(0, eq)] = item.substr(eq + 1);
+  }
+  return out;
+}
+
+bool NeedsHistory(const SamplingParams& s) {
+  return s.repetition_penalty != 1.0f || s.frequency_penalty != 0.0f || s.presence_penalty != 0.0f;
+}
+}  // namespace
+
+SchedulerNode::SchedulerNode(NodeContext ctx) : Node(std::move(ctx)) {
+  auto& p = params();
+  p.DeclareString("model", "", "GGUF file: tokenizer (EOS ids, stop strings) and context length", {}, true);
+  p.DeclareString("policy", "lpm", "scheduling policy plugin");
+  p.DeclareString("policy_params", "", "policy plugin parameters: name=value,name=value");
+  p.DeclareString("cache", "radix", "prefix cache plugin", {}, true);
+  p.DeclareString("cache_params", "", "cache plugin parameters: name=value,name=value", {}, true);
+  p.DeclareString("plugin_dirs", "", "colon-separated plugin directories (default: next to the libraries)", {}, true);
+  p.DeclareInt("page_size", 1, 1, 256, "KV page size in tokens", true);
+  p.DeclareInt("max_total_tokens", 16384, 64, int64_t(1) << 32, "KV slots (must match the worker's kv_slots)", true);
+  p.DeclareInt("max_running_requests", 256, 1, 65536, "requests decoding at once", true);
+  p.DeclareInt("max_prefill_tokens", 8192, 16, 1 << 24, "prompt tokens per prefill batch", true);
+  p.DeclareInt("chunked_prefill_size", 2048, -1, 1 << 24, "chunk size for long prompts (<= 0: no chunking)", true);
+  p.DeclareBool("enable_mixed_chunk", false, "run decode steps inside chunked prefill batches", true);
+  p.DeclareBool("overlap", true, "prepare the next batch while the worker runs this one", true);
+  p.DeclareInt("stream_interval", 1, 1, 1 << 20, "stream every N tokens", true);
+  p.DeclareInt("max_queued_requests", 1 << 20, 1, 1 << 30, "waiting requests beyond which new ones are refused", true);
+  p.DeclareInt("worker_timeout_ms", 120000, 100, 3600000, "how long a forward step may take", true);
+  p.DeclareInt("max_payload", 4 << 20, 4096, 1 << 30, "largest shared-memory chunk in bytes", true);
+}
+
+SchedulerNode::~SchedulerNode() { Shutdown(); }
+
+bool SchedulerNode::Ready() const {
+  return state() == NodeState::kActive && worker_ && worker_->WorkerConnected();
+}
+
+sched::SchedulerConfig SchedulerNode::BuildConfig() const {
+  sched::SchedulerConfig c;
+  const auto& p = params();
+  c.page_size = static_cast<int32_t>(p.GetInt("page_size"));
+  c.max_total_tokens = p.GetInt("max_total_tokens");
+  c.max_running_requests = static_cast<int32_t>(p.GetInt("max_running_requests"));
+  c.max_req_len = context_length_;
+  c.max_prefill_tokens = static_cast<int32_t>(p.GetInt("max_prefill_tokens"));
+  c.chunked_prefill_size = static_cast<int32_t>(p.GetInt("chunked_prefill_size"));
+  c.enable_mixed_chunk = p.GetBool("enable_mixed_chunk");
+  c.overlap = p.GetBool("overlap");
+  c.stream_interval = static_cast<int32_t>(p.GetInt("stream_interval"));
+  c.max_queued_requests = static_cast<int32_t>(p.GetInt("max_queued_requests"));
+  c.vocab_size = tokenizer_->vocab_size();
+  for (int32_t id = 0; id < tokenizer_->vocab_size(); ++id)
+    if (tokenizer_->IsEog(id)) c.eos_token_ids.push_back(id);
+  return c;
+}
+
+Status SchedulerNode::OnConfigure() {
+  std::string path = params().GetString("model");
+  if (path.empty()) return Status::InvalidArgument("parameter 'model' is required");
+  RS_ASSIGN_OR_RETURN(auto file, gguf::GgufFile::Open(path));
+  RS_ASSIGN_OR_RETURN(tokenizer_, Tokenizer::FromGguf(*file));
+  RS_ASSIGN_OR_RETURN(std::string arch, file->GetString("general.architecture"));
+  RS_ASSIGN_OR_RETURN(int64_t ctx, file->GetInt(arch + ".context_length"));
+  context_length_ = static_cast<int32_t>(ctx);
+
+  std::vector<std::string> dirs;
+  std::stringstream ss(params().GetString("plugin_dirs"));
+  for (std::string d; std::getline(ss, d, ':');)
+    if (!d.empty()) dirs.push_back(d);
+  host_ = std::make_unique<sched::PluginHost>(dirs.empty() ? sched::PluginHost::DefaultDirs() : dirs);
+  RS_ASSIGN_OR_RETURN(auto cache_params, ParsePluginParams(params().GetString("cache_params")));
+  RS_ASSIGN_OR_RETURN(auto policy_params, ParsePluginParams(params().GetString("policy_params")));
+  RS_ASSIGN_OR_RETURN(sched::CachePtr cache, host_->CreateCache(params().GetString("cache"), cache_params));
+  RS_ASSIGN_OR_RETURN(sched::PolicyPtr policy, host_->CreatePolicy(params().GetString("policy"), policy_params));
+
+  transport::ChannelOptions opts;
+  opts.max_payload = static_cast<uint32_t>(params().GetInt("max_payload"));
+  RS_ASSIGN_OR_RETURN(worker_, RemoteWorker::Create(
+                                   ResolveTopic(transport::topics::kForwardBatch),
+                                   ResolveTopic(transport::topics::kForwardResult), opts,
+                                   std::chrono::milliseconds(params().GetInt("worker_timeout_ms")),
+                                   [this](uint64_t rid, std::vector<int32_t>* t) { return History(rid, t); }));
+  RS_ASSIGN_OR_RETURN(requests_, transport::Subscriber::Create(ResolveTopic(transport::topics::kRequests), opts));
+  RS_ASSIGN_OR_RETURN(control_, transport::Subscriber::Create(ResolveTopic(transport::topics::kControl), opts));
+  RS_ASSIGN_OR_RETURN(out_, transport::Publisher::Create(ResolveTopic(transport::topics::kTokenIdOut), opts));
+  RS_ASSIGN_OR_RETURN(control_reply_,
+                      transport::Publisher::Create(ResolveTopic(transport::topics::kControlReply), opts));
+  RS_ASSIGN_OR_RETURN(waiter_, transport::Waiter::Create());
+  RS_RETURN_IF_ERROR(waiter_->Attach(*requests_));
+  RS_RETURN_IF_ERROR(waiter_->Attach(*control_));
+
+  const Tokenizer* tok = tokenizer_.get();
+  scheduler_ = std::make_unique<sched::Scheduler>(
+      BuildConfig(), worker_.get(), std::move(cache), std::move(policy),
+      [this](const sched::BatchTokenIdOut& out) { SendOutputs(out); },
+      [tok](std::span<const int32_t> ids) { return tok->DecodeWindow(ids, true); });
+  return Status::Ok();
+}
+
+Status SchedulerNode::OnActivate() {
+  running_.store(true);
+  thread_ = std::thread([this] { Loop(); });
+  return Status::Ok();
+}
+
+Status SchedulerNode::OnDeactivate() {
+  running_.store(false);
+  if (waiter_) waiter_->Wake();
+  if (thread_.joinable()) thread_.join();
+  return Status::Ok();
+}
+
+Status SchedulerNode::OnCleanup() {
+  scheduler_.reset();
+  worker_.reset();
+  waiter_.reset();
+  requests_.reset();
+  control_.reset();
+  out_.reset();
+  control_reply_.reset();
+  host_.reset();
+  tokenizer_.reset();
+  return Status::Ok();
+}
+
+// ---- the loop ------------------------------------------------------------------------
+
+void SchedulerNode::Loop() {
+  while (running_.load()) {
+    DrainRequests();
+    DrainControl();
+    bool did_work = false;
+    Status s = scheduler_->Step(&did_work);
+    if (!s.ok()) {
+      LOG(ERROR) << name() << ": scheduler step failed: " << s.ToString();
+      did_work = false;
+    }
+    // Idle: block until a request or control message arrives (no busy loop).
+    if (!did_work && scheduler_->idle()) waiter_->Wait(std::chrono::milliseconds(100));
+  }
+}
+
+void SchedulerNode::DrainRequests() {
+  while (transport::Received r = requests_->TryTake()) {
+    switch (transport::PeekKind(r.data(), r.size())) {
+      case transport::MessageKind::kTokenizedRequest:
+        HandleTokenizedRequest(r.data(), r.size());
+        break;
+      case transport::MessageKind::kAbortRequest: {
+        auto m = transport::ValidateAbortRequest(r.data(), r.size());
+        if (m.ok()) {
+          scheduler_->Abort((*m)->rid);
+          break;
+        }
+        [[fallthrough]];
+      }
+      default:
+        ++dropped_messages_;
+        LOG(ERROR) << name() << ": dropped a malformed message on " << requests_->topic().ToString();
+    }
+  }
+}
+
+void SchedulerNode::HandleTokenizedRequest(const void* data, size_t size) {
+  auto v = transport::ValidateTokenizedRequest(data, size);
+  if (!v.ok()) {
+    ++dropped_messages_;
+    LOG(ERROR) << name() << ": dropped a malformed request: " << v.status().ToString();
+    return;
+  }
+  const transport::TokenizedRequestMsg* m = *v;
+  sched::GenerateRequest g;
+  g.rid = m->rid;
+  auto ids = transport::ArrayOf<int32_t>(m, m->input_ids);
+  g.input_ids.assign(ids.begin(), ids.end());
+  g.sampling = m->sampling;
+  auto stop_ids = transport::ArrayOf<int32_t>(m, m->stop_token_ids);
+  g.stop_token_ids.assign(stop_ids.begin(), stop_ids.end());
+  auto bytes = transport::ArrayOf<char>(m, m->stop_str_bytes);
+  size_t pos = 0;
+  for (uint32_t len : transport::ArrayOf<uint32_t>(m, m->stop_str_lens)) {
+    g.stop_strs.emplace_back(bytes.data() + pos, len);
+    pos += len;
+  }
+  g.stream = m->stream != 0;
+  g.return_logprob = m->return_logprob != 0;
+  if (m->has_priority) g.priority = m->priority;
+  {
+    std::lock_guard<std::mutex> l(rid_mu_);
+    RidInfo& info = rids_[g.rid];
+    size_t n = std::min(kSurroundingTokens, g.input_ids.size());
+    info.surrounding.assign(g.input_ids.end() - n, g.input_ids.end());
+    info.skip_special = g.sampling.skip_special_tokens;
+    if (NeedsHistory(g.sampling)) info.tokens = g.input_ids;
+  }
+  scheduler_->Submit(std::move(g));
+}
+
+bool SchedulerNode::History(uint64_t rid, std::vector<int32_t>* tokens) {
+  std::lock_guard<std::mutex> l(rid_mu_);
+  auto it = rids_.find(rid);
+  if (it == rids_.end() || it->second.tokens.empty()) return false;
+  *tokens = it->second.tokens;
+  return true;
+}
+
+void SchedulerNode::SendOutputs(const sched::BatchTokenIdOut& batch) {
+  if (batch.outputs.empty()) return;
+  // Size first: ids (surrounding prompt tokens the first time + new ids), logprobs, finish texts.
+  size_t n_ids = 0, n_out = 0, n_lp = 0, n_text = 0;
+  {
+    std::lock_guard<std::mutex> l(rid_mu_);
+    for (const auto& o : batch.outputs) {
+      auto it = rids_.find(o.rid);
+      size_t surr = (it != rids_.end() && !it->second.first_output_sent) ? it->second.surrounding.size() : 0;
+      n_ids += surr + o.output_ids.size();
+      n_out += o.output_ids.size();
+      n_lp += o.output_logprobs.size();
+      n_text += o.finish.matched_str.size() + o.finish.message.size();
+    }
+  }
+  size_t bytes = transport::MessageSize<transport::BatchTokenIdOutMsg>(
+      {batch.outputs.size() * sizeof(OutputEntry), n_ids * 4, n_out * 4, n_lp * 4, n_text});
+  auto chunk = out_->Loan(bytes);
+  if (!chunk.ok()) {
+    LOG(ERROR) << name() << ": cannot send outputs of " << batch.outputs.size()
+               << " requests: " << chunk.status().ToString();
+    return;
+  }
+  transport::MessageWriter<transport::BatchTokenIdOutMsg> w(*chunk, bytes);
+  auto* m = w.msg();
+  auto entries = w.Append<OutputEntry>(m->entries, batch.outputs.size());
+  auto ids = w.Append<int32_t>(m->ids, n_ids);
+  auto out_ids = w.Append<int32_t>(m->out_ids, n_out);
+  auto lps = w.Append<float>(m->logprobs, n_lp);
+  auto text = w.Append<char>(m->text, n_text);
+  size_t ip = 0, op = 0, lp = 0, tp = 0;
+  std::lock_guard<std::mutex> l(rid_mu_);
+  for (size_t i = 0; i < batch.outputs.size(); ++i) {
+    const sched::TokenOutput& o = batch.outputs[i];
+    OutputEntry& e = entries[i];
+    std::memset(&e, 0, sizeof(e));
+    e.rid = o.rid;
+    e.finished = o.finished;
+    e.finish_kind = static_cast<uint8_t>(o.finish.kind);
+    e.matched_token = o.finish.matched_token;
+    e.finish_length = o.finish.length;
+    e.status_code = o.finish.status_code;
+    e.prompt_tokens = o.prompt_tokens;
+    e.completion_tokens = o.completion_tokens;
+    e.cached_tokens = o.cached_tokens;
+    e.skip_special_tokens = 1;
+    auto it = rids_.find(o.rid);
+    e.ids_offset = static_cast<uint32_t>(ip);
+    if (it != rids_.end()) {
+      RidInfo& info = it->second;
+      e.skip_special_tokens = info.skip_special;
+      if (!info.first_output_sent) {
+        std::copy(info.surrounding.begin(), info.surrounding.end(), ids.data() + ip);
+        ip += info.surrounding.size();
+        e.read_offset = static_cast<int32_t>(info.surrounding.size());
+        info.first_output_sent = true;
+      }
+      if (!info.tokens.empty()) info.tokens.insert(info.tokens.end(), o.output_ids.begin(), o.output_ids.end());
+    }
+    std::copy(o.output_ids.begin(), o.output_ids.end(), ids.data() + ip);
+    ip += o.output_ids.size();
+    e.ids_count = static_cast<uint32_t>(ip - e.ids_offset);
+    e.out_ids_offset = static_cast<uint32_t>(op);
+    std::copy(o.output_ids.begin(), o.output_ids.end(), out_ids.data() + op);
+    op += o.output_ids.size();
+    e.out_ids_count = static_cast<uint32_t>(o.output_ids.size());
+    e.logprob_offset = static_cast<uint32_t>(lp);
+    std::copy(o.output_logprobs.begin(), o.output_logprobs.end(), lps.data() + lp);
+    lp += o.output_logprobs.size();
+    e.logprob_count = static_cast<uint32_t>(o.output_logprobs.size());
+    const std::string& ft = o.finish.kind == sched::FinishKind::kMatchedStr ? o.finish.matched_str : o.finish.message;
+    e.finish_text_offset = static_cast<uint32_t>(tp);
+    std::copy(ft.begin(), ft.end(), text.data() + tp);
+    tp += ft.size();
+    e.finish_text_len = static_cast<uint32_t>(ft.size());
+    if (o.finished) {
+      if (it != rids_.end()) rids_.erase(it);
+      worker_->Release(o.rid);
+    }
+  }
+  out_->Publish(*chunk);
+}
+
+// ---- control ---------------------------------------------------------------------------
+
+void SchedulerNode::DrainControl() {
+  while (transport::Received r = control_->TryTake()) HandleControl(r.data(), r.size());
+}
+
+void SchedulerNode::HandleControl(const void* data, size_t size) {
+  control::ControlRequest req;
+  if (Status s = transport::ParseControl(data, size, &req); !s.ok()) {
+    ++dropped_messages_;
+    LOG(ERROR) << name() << ": dropped a malformed control message: " << s.ToString();
+    return;
+  }
+  control::ControlReply reply = Execute(req);
+  reply.set_call_id(req.call_id());
+  reply.set_responder(name());
+  if (Status s = transport::PublishControl(*control_reply_, reply); !s.ok())
+    LOG(ERROR) << name() << ": cannot reply to a control call: " << s.ToString();
+}
+
+control::ControlReply SchedulerNode::Execute(const control::ControlRequest& req) {
+  control::ControlReply reply;
+  auto fail = [&reply](const Status& s) {
+    reply.set_success(false);
+    reply.set_message(s.message());
+    return reply;
+  };
+  switch (req.body_case()) {
+    case control::ControlRequest::kSwapPolicy: {
+      std::map<std::string, std::string> p(req.swap_policy().params().begin(), req.swap_policy().params().end());
+      auto policy = host_->CreatePolicy(req.swap_policy().name(), p);
+      if (!policy.ok()) return fail(policy.status());
+      std::string old = policy_name();
+      scheduler_->SwapPolicy(std::move(*policy));
+      reply.set_success(true);
+      reply.set_message("policy " + old + " -> " + req.swap_policy().name() + " at the next iteration");
+      return reply;
+    }
+    case control::ControlRequest::kSwapCache:
+    case control::ControlRequest::kFlushCache: {
+      bool flush = req.body_case() == control::ControlRequest::kFlushCache;
+      if (flush && !scheduler_->idle())
+        return fail(Status::FailedPrecondition("cannot flush the cache while " +
+                                               std::to_string(scheduler_->num_running()) + " requests run and " +
+                                               std::to_string(scheduler_->num_waiting()) + " wait"));
+      std::string cname = flush ? std::string(scheduler_->cache().name()) : req.swap_cache().name();
+      std::map<std::string, std::string> p;
+      if (!flush) p.insert(req.swap_cache().params().begin(), req.swap_cache().params().end());
+      auto cache = host_->CreateCache(cname, p);
+      if (!cache.ok()) return fail(cache.status());
+      // A fresh cache replaces the old one; when idle that is exactly a flush.
+      struct SwapState {
+        bool done = false;
+        Status result;
+        std::string report;
+      };
+      auto st = std::make_shared<SwapState>();  // outlives this call if the node stops mid-swap
+      scheduler_->SwapCache(std::move(*cache), flush ? sched::CacheSwapMode::kFlush : sched::CacheSwapMode::kDrain,
+                            [st](const Status& s, const std::string& r) {
+                              st->result = s;
+                              st->report = r;
+                              st->done = true;
+                            });
+      // The swap completes at an iteration boundary: step until it has (draining finishes running requests).
+      while (!st->done && running_.load()) {
+        DrainRequests();
+        if (Status s = scheduler_->Step(); !s.ok()) LOG(ERROR) << name() << ": step failed: " << s.ToString();
+      }
+      if (!st->done) return fail(Status::Unavailable("cache swap did not complete before shutdown"));
+      if (!st->result.ok()) return fail(st->result);
+      reply.set_success(true);
+      reply.set_message(flush ? "cache flushed" : st->report);
+      return reply;
+    }
+    case control::ControlRequest::kGetStats:
+      reply.set_success(true);
+      reply.set_json(StatsJson());
+      return reply;
+    case control::ControlRequest::kGetServerInfo:
+      reply.set_success(true);
+      reply.set_json(ServerInfoJson());
+      return reply;
+    case control::ControlRequest::kListPlugins: {
+      nlohmann::json list = nlohmann::json::array();
+      for (const auto& info : host_->List())
+        list.push_back({{"name", info.name},
+                        {"kind", info.kind == RS_PLUGIN_POLICY ? "policy" : "cache"},
+                        {"path", info.path},
+                        {"description", info.description}});
+      reply.set_success(true);
+      reply.set_json(list.dump());
+      return reply;
+    }
+    case control::ControlRequest::kLoadPlugin: {
+      auto info = host_->Inspect(req.load_plugin());
+      if (!info.ok()) return fail(info.status());
+      reply.set_success(true);
+      reply.set_message("plugin " + info->name + " is loadable from " + info->path);
+      return reply;
+    }
+    case control::ControlRequest::kSetParameter: {
+      Status s = SetParameter(req.set_parameter().name(), req.set_parameter().value());
+      if (!s.ok()) return fail(s);
+      reply.set_success(true);
+      return reply;
+    }
+    case control::ControlRequest::BODY_NOT_SET:
+      break;
+  }
+  return fail(Status::InvalidArgument("empty control request"));
+}
+
+std::string SchedulerNode::policy_name() const { return std::string(scheduler_->policy().name()); }
+
+std::string SchedulerNode::StatsJson() const {
+  const auto& st = scheduler_->stats();
+  const auto& alloc = scheduler_->allocator();
+  double total = double(alloc.size());
+  double prompt = double(st.cached_prompt_tokens + st.computed_prompt_tokens);
+  nlohmann::json j = {
+      {"num_running_reqs", scheduler_->num_running()},
+      {"num_queue_reqs", scheduler_->num_waiting()},
+      {"token_usage", total > 0 ? (total - double(alloc.available_size())) / total : 0.0},
+      {"cache_hit_rate", prompt > 0 ? double(st.cached_prompt_tokens) / prompt : 0.0},
+      {"cached_prompt_tokens", st.cached_prompt_tokens},
+      {"computed_prompt_tokens", st.computed_prompt_tokens},
+      {"retractions", st.retractions},
+      {"preemptions", st.preemptions},
+      {"finished", st.finished},
+      {"aborted", st.aborted},
+      {"iterations", st.iterations},
+      {"prefill_batches", st.prefill_batches},
+      {"decode_batches", st.decode_batches},
+      {"kv_total", alloc.size()},
+      {"kv_available", alloc.available_size()},
+      {"kv_evictable", scheduler_->cache().evictable_size()},
+      {"kv_protected", scheduler_->cache().protected_size()},
+      {"new_token_ratio", scheduler_->new_token_ratio()},
+      {"dropped_messages", dropped_messages_},
+  };
+  return j.dump();
+}
+
+std::string SchedulerNode::ServerInfoJson() const {
+  nlohmann::json j;
+  j["scheduler"] = {{"policy", policy_name()},
+                    {"cache", std::string(scheduler_->cache().name())},
+                    {"parameters", params().Snapshot()},
+                    {"stats", nlohmann::json::parse(StatsJson())}};
+  return j.dump();
+}
+
+namespace {
+Node* Create(const NodeContext* ctx) { return new SchedulerNode(*ctx); }
+const RsNodeComponent kComponent = {RADIXSERVE_NODE_ABI_VERSION, "scheduler",
+                                    "SGLang-style scheduler loop with policy and cache plugins", &Create};
+}  // namespace
+RADIXSERVE_EXPORT_NODE_COMPONENT(kComponent)
+
+}  // namespace radixserve::nodes

@@ -1,0 +1,114 @@
+#include "nodes/worker/worker_node.h"
+
+#include <glog/logging.h>
+
+#include "core/model/llama_model.h"
+#include "nodes/component.h"
+#include "transport/messages.h"
+
+namespace radixserve::nodes {
+
+WorkerNode::WorkerNode(NodeContext ctx) : Node(std::move(ctx)) {
+  params().DeclareString("model", "", "GGUF model file", {}, true);
+  params().DeclareInt("threads", 2, 1, 1024, "compute threads", true);
+  params().DeclareInt("kv_slots", 16384, 64, int64_t(1) << 32,
+                      "KV slots (at least the scheduler's max_total_tokens + page_size)", true);
+  params().DeclareInt("max_running_requests", 256, 1, 65536, "req-to-token rows (the scheduler's)", true);
+  params().DeclareInt("max_payload", 4 << 20, 4096, 1 << 30, "largest shared-memory chunk in bytes", true);
+}
+
+WorkerNode::~WorkerNode() { Shutdown(); }
+
+Status WorkerNode::OnConfigure() {
+  std::string path = params().GetString("model");
+  if (path.empty()) return Status::InvalidArgument("parameter 'model' is required");
+  RS_ASSIGN_OR_RETURN(auto file, gguf::GgufFile::Open(path));
+  std::shared_ptr<const gguf::GgufFile> shared(std::move(file));
+  model::ModelOptions mo;
+  mo.num_threads = static_cast<int>(params().GetInt("threads"));
+  RS_ASSIGN_OR_RETURN(auto model, model::LlamaModel::Load(shared, mo));
+  int32_t ctx = model->config().context_length;
+  std::shared_ptr<model::LlamaModel> m(std::move(model));
+  // One spare row position: the scheduler may allocate a token past the context in overlap mode.
+  RS_ASSIGN_OR_RETURN(worker_, ModelWorker::Create(m, params().GetInt("kv_slots") + 256,
+                                                   static_cast<int32_t>(params().GetInt("max_running_requests")) + 1,
+                                                   ctx + 8));
+  transport::ChannelOptions opts;
+  opts.max_payload = static_cast<uint32_t>(params().GetInt("max_payload"));
+  RS_ASSIGN_OR_RETURN(in_, transport::Subscriber::Create(ResolveTopic(transport::topics::kForwardBatch), opts));
+  RS_ASSIGN_OR_RETURN(out_, transport::Publisher::Create(ResolveTopic(transport::topics::kForwardResult), opts));
+  RS_ASSIGN_OR_RETURN(waiter_, transport::Waiter::Create());
+  return waiter_->Attach(*in_);
+}
+
+Status WorkerNode::OnActivate() {
+  running_.store(true);
+  thread_ = std::thread([this] { Loop(); });
+  return Status::Ok();
+}
+
+Status WorkerNode::OnDeactivate() {
+  running_.store(false);
+  if (waiter_) waiter_->Wake();
+  if (thread_.joinable()) thread_.join();
+  return Status::Ok();
+}
+
+Status WorkerNode::OnCleanup() {
+  waiter_.reset();
+  in_.reset();
+  out_.reset();
+  worker_.reset();
+  return Status::Ok();
+}
+
+void WorkerNode::Loop() {
+  while (running_.load()) {
+    waiter_->Wait(std::chrono::milliseconds(200));
+    while (transport::Received r = in_->TryTake()) HandleBatch(r.data(), r.size());
+  }
+}
+
+void WorkerNode::HandleBatch(const void* data, size_t size) {
+  auto v = transport::ValidateForwardBatch(data, size);
+  if (!v.ok()) {
+    ++dropped_messages_;
+    LOG(ERROR) << name() << ": dropped a malformed forward batch: " << v.status().ToString();
+    return;
+  }
+  DecodeForwardBatch(*v, &batch_, &extras_);
+  result_.batch_id = batch_.batch_id;
+  result_.next_token_ids.clear();
+  result_.logprobs.clear();
+  Status s = worker_->Forward(batch_, &result_);
+  if (!s.ok()) {
+    LOG(ERROR) << name() << ": forward step " << batch_.batch_id << " failed: " << s.ToString();
+    result_.next_token_ids.clear();
+    result_.logprobs.clear();
+  }
+  Reply(result_, s);
+}
+
+void WorkerNode::Reply(const sched::ForwardResult& result, const Status& status) {
+  size_t bytes = ForwardResultBytes(result, status);
+  auto chunk = out_->Loan(bytes);
+  if (!chunk.ok()) {
+    LOG(ERROR) << name() << ": cannot answer batch " << result.batch_id << ": " << chunk.status().ToString();
+    return;
+  }
+  if (Status s = EncodeForwardResult(result, status, *chunk, bytes); !s.ok()) {
+    out_->Release(*chunk);
+    LOG(ERROR) << name() << ": " << s.ToString();
+    return;
+  }
+  out_->Publish(*chunk);
+}
+
+namespace {
+Node* Create(const NodeContext* ctx) { return new WorkerNode(*ctx); }
+const RsNodeComponent kComponent = {RADIXSERVE_NODE_ABI_VERSION, "worker",
+                                    "runs forward steps of the model on the CPU", &Create};
+}  // namespace
+RADIXSERVE_EXPORT_NODE_COMPONENT(kComponent)
+
+}  // namespace radixserve::nodes

@@ -1,0 +1,49 @@
+// WorkerNode: owns the weights and KV buffers (ARCHITECTURE section 3) and
+// runs one forward step per ForwardBatch from the scheduler, answering with a
+// ForwardResult (next token per request, logprobs when asked). A failed step
+// is answered with its error, so the scheduler never waits in vain.
+// One receive thread runs the model; lifecycle calls come from the container.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <thread>
+
+#include "core/gguf/gguf_reader.h"
+#include "core/worker/model_worker.h"
+#include "nodes/forward_codec.h"
+#include "nodes/node.h"
+#include "transport/channel.h"
+
+namespace radixserve::nodes {
+
+class WorkerNode : public Node {
+ public:
+  explicit WorkerNode(NodeContext ctx);
+  ~WorkerNode() override;
+  const char* component() const override { return "worker"; }
+
+ protected:
+  Status OnConfigure() override;
+  Status OnActivate() override;
+  Status OnDeactivate() override;
+  Status OnCleanup() override;
+
+ private:
+  void Loop();
+  void HandleBatch(const void* data, size_t size);
+  void Reply(const sched::ForwardResult& result, const Status& status);
+
+  std::unique_ptr<ModelWorker> worker_;
+  std::unique_ptr<transport::Subscriber> in_;
+  std::unique_ptr<transport::Publisher> out_;
+  std::unique_ptr<transport::Waiter> waiter_;
+  std::thread thread_;
+  std::atomic<bool> running_{false};
+  sched::ForwardBatch batch_;    // reused every step
+  BatchExtras extras_;
+  sched::ForwardResult result_;
+  uint64_t dropped_messages_ = 0;
+};
+
+}  // namespace radixserve::nodes
