@@ -1,0 +1,145 @@
+#include "launch/roudi_sizing.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+
+#include "core/api/generate_request.h"
+#include "core/gguf/gguf_reader.h"
+#include "core/modelgen/model_generator.h"
+#include "core/scheduler/scheduler_config.h"
+#include "transport/messages.h"
+
+namespace radixserve::launch {
+namespace {
+
+using transport::MessageSize;
+
+// The incremental detokenizer's context tokens before the first output (SCHEDULER_SPEC 7.5).
+constexpr uint64_t kSurroundingTokens = 5;
+constexpr uint64_t kMaxErrorBytes = 4096;
+// Bytes per token when the vocabulary is unknown: generous for any real tokenizer.
+constexpr int64_t kDefaultTokenBytes = 64;
+
+Status IntParam(const PlannedNode* n, const char* key, int64_t* out) {
+  if (!n) return Status::Ok();
+  std::string text = n->Param(key);
+  if (text.empty()) return Status::Ok();
+  char* end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(text.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0')
+    return Status::InvalidArgument(n->name + " parameter '" + key + "' = '" + text + "' is not an integer");
+  *out = v;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ReadModelLimits(const std::string& gguf_path, PipelineLimits* limits) {
+  RS_ASSIGN_OR_RETURN(auto file, gguf::GgufFile::Open(gguf_path));
+  RS_ASSIGN_OR_RETURN(std::string arch, file->GetString("general.architecture"));
+  RS_ASSIGN_OR_RETURN(limits->context_length, file->GetInt(arch + ".context_length"));
+  if (limits->context_length <= 0)
+    return Status::Corrupt(gguf_path + ": " + arch + ".context_length is " + std::to_string(limits->context_length));
+  limits->model = gguf_path;
+  auto tokens = file->GetStringArray("tokenizer.ggml.tokens");
+  if (tokens.ok()) {
+    limits->vocab_size = static_cast<int64_t>(tokens->size());
+    size_t longest = 0;
+    for (const auto& t : *tokens) longest = std::max(longest, t.size());
+    limits->max_token_bytes = static_cast<int64_t>(longest);
+  } else if (const gguf::TensorInfo* e = file->FindTensor("token_embd.weight"); e && e->dims.size() == 2) {
+    limits->vocab_size = static_cast<int64_t>(e->dims[1]);
+    limits->max_token_bytes = kDefaultTokenBytes;
+  } else {
+    return Status::Corrupt(gguf_path + ": neither tokenizer.ggml.tokens nor token_embd.weight gives the vocabulary");
+  }
+  return Status::Ok();
+}
+
+Result<PipelineLimits> PipelineLimitsFromPlan(const LaunchPlan& plan) {
+  const sched::SchedulerConfig defaults;
+  PipelineLimits l;
+  l.max_running_requests = defaults.max_running_requests;
+  l.chunked_prefill_size = defaults.chunked_prefill_size;
+  l.max_prefill_tokens = defaults.max_prefill_tokens;
+  l.max_total_tokens = defaults.max_total_tokens;
+  auto schedulers = plan.NodesOf("scheduler");
+  const PlannedNode* s = schedulers.empty() ? nullptr : schedulers.front();
+  RS_RETURN_IF_ERROR(IntParam(s, "max_running_requests", &l.max_running_requests));
+  RS_RETURN_IF_ERROR(IntParam(s, "chunked_prefill_size", &l.chunked_prefill_size));
+  RS_RETURN_IF_ERROR(IntParam(s, "max_prefill_tokens", &l.max_prefill_tokens));
+  RS_RETURN_IF_ERROR(IntParam(s, "max_total_tokens", &l.max_total_tokens));
+  if (l.max_running_requests <= 0 || l.max_total_tokens <= 0 || l.max_prefill_tokens <= 0)
+    return Status::InvalidArgument("max_running_requests, max_total_tokens and max_prefill_tokens must be positive");
+
+  std::string model = s ? s->Param("model") : "";
+  for (const auto& p : plan.processes)
+    for (const auto& n : p.nodes)
+      if (model.empty()) model = n.Param("model");
+  if (!model.empty()) {
+    RS_RETURN_IF_ERROR(ReadModelLimits(model, &l));
+  } else {
+    RS_ASSIGN_OR_RETURN(modelgen::ModelSpec tiny, modelgen::SpecForSize("tiny"));
+    l.context_length = tiny.context;
+    l.max_token_bytes = kDefaultTokenBytes;
+  }
+  return l;
+}
+
+uint64_t MessageBounds::largest() const {
+  return std::max({tokenized_request, forward_batch, forward_result, batch_token_id_out, batch_str_out});
+}
+
+std::string MessageBounds::ToString() const {
+  return "TokenizedRequest " + std::to_string(tokenized_request) + " B, ForwardBatch " +
+         std::to_string(forward_batch) + " B, ForwardResult " + std::to_string(forward_result) +
+         " B, BatchTokenIdOut " + std::to_string(batch_token_id_out) + " B, BatchStrOut " +
+         std::to_string(batch_str_out) + " B";
+}
+
+MessageBounds ComputeMessageBounds(const PipelineLimits& l) {
+  const api::ApiLimits api;
+  const uint64_t R = static_cast<uint64_t>(l.max_running_requests);
+  const uint64_t K = static_cast<uint64_t>(l.max_total_tokens);
+  const uint64_t C = static_cast<uint64_t>(l.context_length);
+  const uint64_t Cslots = std::min(C, K);  // one request's distinct KV slots
+  uint64_t P = l.chunked_prefill_size > 0 ? static_cast<uint64_t>(l.chunked_prefill_size)
+                                          : std::max<uint64_t>(static_cast<uint64_t>(l.max_prefill_tokens), C);
+  P = std::min(P, K);
+  const uint64_t T = P + R;               // a prefill chunk plus mixed-in decode tokens
+  const uint64_t Bp = std::min(R, P);     // requests of one prefill batch: each extends >= 1 token
+  const uint64_t U = std::min(R * C, K);  // unsent output ids of all requests: distinct KV tokens
+  const uint64_t token_bytes = static_cast<uint64_t>(std::max<int64_t>(l.max_token_bytes, 1));
+  const uint64_t stop_bytes = static_cast<uint64_t>(api.max_stop_string_bytes);
+
+  MessageBounds b;
+  b.tokenized_request = MessageSize<transport::TokenizedRequestMsg>(
+      {C * 4, uint64_t(api.max_stop_token_ids) * 4, uint64_t(api.max_stop_strings) * stop_bytes,
+       uint64_t(api.max_stop_strings) * 4});
+  b.forward_batch = MessageSize<transport::ForwardBatchMsg>(
+      {R * sizeof(transport::ForwardReqWire), T * 4, T * 4, Bp * Cslots * 4, R * 8, Bp * C * 4});
+  b.forward_result = MessageSize<transport::ForwardResultMsg>(
+      {R * 4, R * 4, R * transport::kMaxTopLogprobs * 4, R * transport::kMaxTopLogprobs * 4, kMaxErrorBytes});
+  b.batch_token_id_out = MessageSize<transport::BatchTokenIdOutMsg>(
+      {R * sizeof(transport::OutputEntry), (U + kSurroundingTokens * R) * 4, U * 4, U * 4, R * stop_bytes});
+  b.batch_str_out = MessageSize<transport::BatchStrOutMsg>(
+      {R * sizeof(transport::OutputEntry), U * 4, 0, U * 4,
+       (U + kSurroundingTokens * R) * token_bytes + R * stop_bytes});
+  return b;
+}
+
+Result<transport::RouDiConfig> RouDiConfigForPlan(const LaunchPlan& plan, MessageBounds* bounds) {
+  RS_ASSIGN_OR_RETURN(PipelineLimits limits, PipelineLimitsFromPlan(plan));
+  MessageBounds b = ComputeMessageBounds(limits);
+  if (bounds) *bounds = b;
+  // Leave room for rounding to 8 inside PipelineRouDiConfig.
+  if (b.largest() > UINT32_MAX - 8)
+    return Status::OutOfRange("the largest pipeline message would be " + std::to_string(b.largest()) +
+                              " bytes (" + b.ToString() +
+                              "); lower max_running_requests, max_total_tokens or chunked_prefill_size");
+  return transport::PipelineRouDiConfig(static_cast<uint32_t>(b.largest()));
+}
+
+}  // namespace radixserve::launch
