@@ -112,11 +112,12 @@ void LaunchLoader::LoadFile(const std::string& path, const ProvidedArgs& args, c
     return;
   }
   include_stack_.emplace_back(canonical, from);
-  bool found = false;
+  bool found = false, unknown = false;
   for (auto it = root.begin(); it != root.end(); ++it) {
     std::string key = it->first.Scalar();
     if (key != "launch") {
       Error(At(it->first, file), "unknown top-level key '" + key + "' (expected 'launch')");
+      unknown = true;
       continue;
     }
     found = true;
@@ -128,7 +129,7 @@ void LaunchLoader::LoadFile(const std::string& path, const ProvidedArgs& args, c
     scope.ns = outer.ns;
     LoadActions(it->second, scope, file);
   }
-  if (!found) Error(SourceLocation{path, 1, 1}, "missing top-level key 'launch'");
+  if (!found && !unknown) Error(SourceLocation{path, 1, 1}, "missing top-level key 'launch'");
   include_stack_.pop_back();
 
   for (const auto& [name, arg] : args) {
