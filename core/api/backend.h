@@ -87,6 +87,10 @@ class ApiBackend {
   virtual Result<std::string> ServerInfoJson() = 0;   // GET /get_server_info (a JSON object)
   virtual Result<std::string> MetricsText() = 0;      // GET /metrics (Prometheus text format)
   virtual Status FlushCache() = 0;                    // POST /flush_cache
+  // Runtime control under /admin/ (nodes, parameters, policy and cache swaps, plugins): a JSON answer.
+  virtual Result<std::string> Admin(const std::string& method, const std::string& path, const std::string& body) {
+    return Status::NotFound("no control endpoint " + method + " " + path);
+  }
 };
 
 }  // namespace radixserve::api

@@ -87,10 +87,12 @@ Status HttpServer::Start() {
 
 void HttpServer::Stop() { listener_.Stop(); }
 
-bool HttpServer::Authorized(const HttpRequest& request) const {
-  if (options_.api_key.empty()) return true;
+bool HttpServer::Authorized(const HttpRequest& request) const { return AuthorizedAs(request, options_.api_key); }
+
+bool HttpServer::AuthorizedAs(const HttpRequest& request, const std::string& key) const {
+  if (key.empty()) return true;
   const std::string& auth = request.Header("authorization");
-  const std::string expected = "Bearer " + options_.api_key;
+  const std::string expected = "Bearer " + key;
   if (auth.size() != expected.size()) return false;
   unsigned diff = 0;  // constant time: the comparison does not reveal how much of the key matched
   for (size_t i = 0; i < auth.size(); ++i) diff |= static_cast<unsigned char>(auth[i] ^ expected[i]);
@@ -100,8 +102,13 @@ bool HttpServer::Authorized(const HttpRequest& request) const {
 void HttpServer::Handle(const HttpRequest& request, HttpConnection& conn) {
   const std::string& path = request.path;
   const bool get = request.method == "GET", post = request.method == "POST";
-  if (path != "/health" && !Authorized(request))
+  const bool admin_route = path.rfind("/admin/", 0) == 0 || path == "/flush_cache";
+  if (admin_route && !options_.admin_key.empty()) {
+    if (!AuthorizedAs(request, options_.admin_key))
+      return SendError(conn, ApiError::Unauthorized("control endpoints need the admin key (Authorization: Bearer <admin key>)"));
+  } else if (path != "/health" && !Authorized(request)) {
     return SendError(conn, ApiError::Unauthorized("missing or invalid API key (send Authorization: Bearer <key>)"));
+  }
 
   try {
     if (path == "/health") {
@@ -132,6 +139,13 @@ void HttpServer::Handle(const HttpRequest& request, HttpConnection& conn) {
       Status s = backend_->FlushCache();
       if (!s.ok()) return SendError(conn, ApiError::FromStatus(s));
       conn.SendResponse(200, kJson, "{\"success\": true}");
+      return;
+    }
+    if (admin_route && path != "/flush_cache") {
+      if (!get && !post) return SendError(conn, {405, "invalid_request_error", "", "use GET or POST on " + path});
+      Result<std::string> out = backend_->Admin(request.method, path, request.body);
+      if (!out.ok()) return SendError(conn, ApiError::FromStatus(out.status()));
+      conn.SendResponse(200, kJson, *out);
       return;
     }
     for (const char* known : {"/v1/completions", "/v1/chat/completions", "/generate", "/tokenize", "/detokenize",

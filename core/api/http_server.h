@@ -30,6 +30,8 @@ struct HttpServerOptions {
   std::string host = "127.0.0.1";  // loopback unless the operator opens it up
   int port = 30000;                 // 0: an ephemeral port (tests)
   std::string api_key;              // empty: no authentication
+  // Required (instead of api_key) for control endpoints: /admin/*, /flush_cache. Empty: api_key rules.
+  std::string admin_key;
   std::string served_model_name = "default";
   ApiLimits limits;
   int max_connections = 4096;
@@ -65,6 +67,7 @@ class HttpServer {
   void HandleDetokenize(const HttpRequest& request, HttpConnection& conn);
   void HandleModels(HttpConnection& conn);
   bool Authorized(const HttpRequest& request) const;
+  bool AuthorizedAs(const HttpRequest& request, const std::string& key) const;
 
   HttpServerOptions options_;
   ApiBackend* backend_;

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -33,6 +34,9 @@ class SchedulePolicy {
   virtual bool MayPreempt(const Req& incoming, const Req& running) const { return false; }
   // Order of preemption victims among running requests (least important first).
   virtual bool PreemptBefore(const Req& a, const Req& b) const { return false; }
+
+  // The plugin's own counters as a JSON object (shown by server info and `radixserve ctl policy show`).
+  virtual std::string StatsJson() const { return "{}"; }
 };
 
 // Identity order (arrival order as the queue currently stands).

@@ -62,6 +62,7 @@ ApiNode::ApiNode(NodeContext ctx) : Node(std::move(ctx)) {
   params().DeclareString("host", "127.0.0.1", "address to bind (loopback unless opened up)", {}, true);
   params().DeclareInt("port", 30000, 0, 65535, "HTTP port (0: any free port)", true);
   params().DeclareString("api_key", "", "required as 'Authorization: Bearer <key>' when set", {}, true);
+  params().DeclareString("admin_key", "", "required for /admin/* and /flush_cache when set", {}, true);
   params().DeclareString("served_model_name", "default", "model name clients use", {}, true);
   params().DeclareString("chat_template", "", "force a chat template family (llama-2, llama-3, chatml, ...)", {}, true);
   params().DeclareString("required_nodes", "scheduler,worker,detokenizer", "nodes that must be ready for /health", {},
@@ -119,6 +120,7 @@ Status ApiNode::OnConfigure() {
   o.host = params().GetString("host");
   o.port = static_cast<int>(params().GetInt("port"));
   o.api_key = params().GetString("api_key");
+  o.admin_key = params().GetString("admin_key");
   o.served_model_name = params().GetString("served_model_name");
   o.chat_template_name = params().GetString("chat_template");
   if (auto t = file_->GetString("tokenizer.chat_template"); t.ok()) o.chat_template_text = *t;
@@ -289,6 +291,115 @@ Status ApiNode::FlushCache() {
   RS_ASSIGN_OR_RETURN(control::ControlReply reply, Control(req));
   if (!reply.success()) return Status::FailedPrecondition(reply.message());
   return Status::Ok();
+}
+
+Result<std::string> ApiNode::ControlJson(control::ControlRequest req) {
+  RS_ASSIGN_OR_RETURN(control::ControlReply reply, Control(std::move(req)));
+  if (!reply.success()) {
+    const std::string& m = reply.message();
+    // The scheduler's refusals are the caller's mistakes (unknown plugin, bad parameter) or busy states.
+    if (m.find("not idle") != std::string::npos || m.find("cannot flush") != std::string::npos)
+      return Status::FailedPrecondition(m);
+    return Status::InvalidArgument(m);
+  }
+  nlohmann::json out = {{"success", true}, {"message", reply.message()}, {"responder", reply.responder()}};
+  if (!reply.json().empty()) out["result"] = nlohmann::json::parse(reply.json(), nullptr, false);
+  return out.dump();
+}
+
+Result<std::string> ApiNode::Admin(const std::string& method, const std::string& path, const std::string& body) {
+  const bool post = method == "POST";
+  nlohmann::json args = nlohmann::json::object();
+  if (post && !body.empty()) {
+    args = nlohmann::json::parse(body, nullptr, false);
+    if (args.is_discarded() || !args.is_object()) return Status::InvalidArgument("the body must be a JSON object");
+  }
+  auto str = [&args](const char* k) -> Result<std::string> {
+    if (!args.contains(k) || !args[k].is_string())
+      return Status::InvalidArgument(std::string("field '") + k + "' (a string) is required");
+    return args[k].get<std::string>();
+  };
+  auto plugin_spec = [&args, &str](control::PluginSpec* spec) -> Status {
+    RS_ASSIGN_OR_RETURN(std::string n, str("name"));
+    spec->set_name(n);
+    if (args.contains("params")) {
+      if (!args["params"].is_object()) return Status::InvalidArgument("field 'params' must be an object");
+      for (auto& [k, v] : args["params"].items())
+        (*spec->mutable_params())[k] = v.is_string() ? v.get<std::string>() : v.dump();
+    }
+    if (args.contains("mode") && args["mode"].is_string()) spec->set_mode(args["mode"].get<std::string>());
+    return Status::Ok();
+  };
+  control::ControlRequest req;
+  if (!post && path == "/admin/nodes") {
+    nlohmann::json nodes = nlohmann::json::object();
+    auto now = Clock::now();
+    std::lock_guard<std::mutex> l(nodes_mu_);
+    for (const auto& [n, s] : nodes_)
+      nodes[n] = {{"state", s.state}, {"ready", s.ready},
+                  {"last_seen_s", std::chrono::duration<double>(now - s.when).count()}};
+    return nlohmann::json{{"nodes", nodes}}.dump();
+  }
+  if (!post && path == "/admin/policy") {
+    req.mutable_get_server_info();
+    RS_ASSIGN_OR_RETURN(control::ControlReply reply, Control(req));
+    auto info = nlohmann::json::parse(reply.json(), nullptr, false);
+    if (info.is_discarded() || !info.contains("scheduler")) return Status::Unavailable("no scheduler answered");
+    return nlohmann::json{{"policy", info["scheduler"]["policy"]}, {"policy_stats", info["scheduler"]["policy_stats"]},
+                          {"cache", info["scheduler"]["cache"]}}.dump();
+  }
+  if (!post && path == "/admin/plugins") {
+    req.mutable_list_plugins();
+    return ControlJson(req);
+  }
+  if (post && path == "/admin/policy/swap") {
+    RS_RETURN_IF_ERROR(plugin_spec(req.mutable_swap_policy()));
+    return ControlJson(req);
+  }
+  if (post && path == "/admin/cache/swap") {
+    RS_RETURN_IF_ERROR(plugin_spec(req.mutable_swap_cache()));
+    return ControlJson(req);
+  }
+  if (post && path == "/admin/cache/flush") {
+    req.mutable_flush_cache();
+    return ControlJson(req);
+  }
+  if (!post && path == "/admin/cache/stats") {
+    req.mutable_get_stats();
+    return ControlJson(req);
+  }
+  if (post && path == "/admin/plugin/load") {
+    RS_ASSIGN_OR_RETURN(std::string p, str("path"));
+    req.set_load_plugin(p);
+    return ControlJson(req);
+  }
+  const std::string kParams = "/admin/params/";
+  if (path.rfind(kParams, 0) == 0) {
+    std::string node = path.substr(kParams.size());
+    if (node == name()) {  // this node's own parameters
+      if (!post) return nlohmann::json{{"node", node}, {"parameters", params().Snapshot()}}.dump();
+      RS_ASSIGN_OR_RETURN(std::string pn, str("name"));
+      RS_ASSIGN_OR_RETURN(std::string pv, str("value"));
+      RS_RETURN_IF_ERROR(SetParameter(pn, pv));
+      return nlohmann::json{{"success", true}}.dump();
+    }
+    if (node == "scheduler") {
+      if (!post) {
+        req.mutable_get_server_info();
+        RS_ASSIGN_OR_RETURN(control::ControlReply reply, Control(req));
+        auto info = nlohmann::json::parse(reply.json(), nullptr, false);
+        if (info.is_discarded()) return Status::Unavailable("no scheduler answered");
+        return nlohmann::json{{"node", node}, {"parameters", info["scheduler"]["parameters"]}}.dump();
+      }
+      RS_ASSIGN_OR_RETURN(std::string pn, str("name"));
+      RS_ASSIGN_OR_RETURN(std::string pv, str("value"));
+      req.mutable_set_parameter()->set_name(pn);
+      req.mutable_set_parameter()->set_value(pv);
+      return ControlJson(req);
+    }
+    return Status::NotFound("parameters of node '" + node + "' are not reachable from the api node (try api or scheduler)");
+  }
+  return Status::NotFound("no control endpoint " + method + " " + path);
 }
 
 Result<std::string> ApiNode::MetricsText() {

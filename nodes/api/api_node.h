@@ -46,6 +46,7 @@ class ApiNode : public Node, public api::ApiBackend {
   Result<std::string> ServerInfoJson() override;
   Result<std::string> MetricsText() override;
   Status FlushCache() override;
+  Result<std::string> Admin(const std::string& method, const std::string& path, const std::string& body) override;
 
   // A control call to the scheduler(s), merged. Used by the control endpoints and `radixserve ctl`.
   Result<control::ControlReply> Control(control::ControlRequest req);
@@ -77,6 +78,7 @@ class ApiNode : public Node, public api::ApiBackend {
   void HandleNodeStatus(const void* data, size_t size);
   Status PublishAbort(uint64_t rid);
   void FailAllPending(const std::string& why);
+  Result<std::string> ControlJson(control::ControlRequest req);  // success → {"message", "result"}
 
   std::shared_ptr<const gguf::GgufFile> file_;
   std::unique_ptr<Tokenizer> tokenizer_;

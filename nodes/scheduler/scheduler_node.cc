@@ -379,7 +379,11 @@ control::ControlReply SchedulerNode::Execute(const control::ControlRequest& req)
         std::string report;
       };
       auto st = std::make_shared<SwapState>();  // outlives this call if the node stops mid-swap
-      scheduler_->SwapCache(std::move(*cache), flush ? sched::CacheSwapMode::kFlush : sched::CacheSwapMode::kDrain,
+      if (!flush && !req.swap_cache().mode().empty() && req.swap_cache().mode() != "drain" &&
+          req.swap_cache().mode() != "flush")
+        return fail(Status::InvalidArgument("cache swap mode must be drain or flush, got '" + req.swap_cache().mode() + "'"));
+      bool flush_mode = flush || req.swap_cache().mode() == "flush";
+      scheduler_->SwapCache(std::move(*cache), flush_mode ? sched::CacheSwapMode::kFlush : sched::CacheSwapMode::kDrain,
                             [st](const Status& s, const std::string& r) {
                               st->result = s;
                               st->report = r;
@@ -468,6 +472,7 @@ std::string SchedulerNode::StatsJson() const {
 std::string SchedulerNode::ServerInfoJson() const {
   nlohmann::json j;
   j["scheduler"] = {{"policy", policy_name()},
+                    {"policy_stats", nlohmann::json::parse(scheduler_->policy().StatsJson(), nullptr, false)},
                     {"cache", std::string(scheduler_->cache().name())},
                     {"parameters", params().Snapshot()},
                     {"stats", nlohmann::json::parse(StatsJson())}};

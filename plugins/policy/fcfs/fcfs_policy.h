@@ -13,7 +13,12 @@ class FcfsPolicy final : public SchedulePolicy {
   std::string_view name() const override { return "fcfs"; }
   void Order(std::span<const Req* const> queue, const PrefixCache&, std::vector<int32_t>* order) override {
     FcfsOrder(queue.size(), order);
+    ++orders_;
   }
+  std::string StatsJson() const override { return "{\"orders\": " + std::to_string(orders_) + "}"; }
+
+ private:
+  uint64_t orders_ = 0;  // scheduling passes this instance ordered
 };
 
 inline Result<std::unique_ptr<SchedulePolicy>> MakeFcfsPolicy(const Params&) {

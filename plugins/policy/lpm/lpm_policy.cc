@@ -14,7 +14,11 @@ const uint32_t kNumLpmParams = sizeof(kLpmParams) / sizeof(kLpmParams[0]);
 
 void LpmPolicy::Order(std::span<const Req* const> queue, const PrefixCache& cache, std::vector<int32_t>* order) {
   FcfsOrder(queue.size(), order);
-  if (!cache.shares_prefixes() || static_cast<int32_t>(queue.size()) > fcfs_cutoff_) return;
+  ++orders_;
+  if (!cache.shares_prefixes() || static_cast<int32_t>(queue.size()) > fcfs_cutoff_) {
+    ++fcfs_fallbacks_;
+    return;
+  }
   match_lens_.resize(queue.size());
   for (size_t i = 0; i < queue.size(); ++i) {
     const Req& r = *queue[i];
@@ -22,11 +26,17 @@ void LpmPolicy::Order(std::span<const Req* const> queue, const PrefixCache& cach
     match_lens_[i] = cache.PeekMatchLength(std::span<const int32_t>(r.tokens.data(), r.tokens.size() - 1));
   }
   dedup_.Compute(queue, match_lens_, &deprioritized_);
+  for (uint8_t d : deprioritized_) deprioritized_total_ += d;
   std::stable_sort(order->begin(), order->end(), [&](int32_t a, int32_t b) {
     int64_t ka = deprioritized_[a] ? INT64_MAX : -static_cast<int64_t>(match_lens_[a]);
     int64_t kb = deprioritized_[b] ? INT64_MAX : -static_cast<int64_t>(match_lens_[b]);
     return ka < kb;
   });
+}
+
+std::string LpmPolicy::StatsJson() const {
+  return "{\"orders\": " + std::to_string(orders_) + ", \"fcfs_fallbacks\": " + std::to_string(fcfs_fallbacks_) +
+         ", \"deprioritized\": " + std::to_string(deprioritized_total_) + "}";
 }
 
 Result<std::unique_ptr<SchedulePolicy>> MakeLpmPolicy(const Params& p) {

@@ -21,8 +21,12 @@ class LpmPolicy final : public SchedulePolicy {
       : fcfs_cutoff_(fcfs_cutoff), dedup_(check_threshold, deprioritize_threshold) {}
   std::string_view name() const override { return "lpm"; }
   void Order(std::span<const Req* const> queue, const PrefixCache& cache, std::vector<int32_t>* order) override;
+  std::string StatsJson() const override;
 
  private:
+  // Counters: passes ordered, passes kept in FCFS order (cutoff or no prefix sharing), requests
+  // deprioritized by in-batch dedup.
+  uint64_t orders_ = 0, fcfs_fallbacks_ = 0, deprioritized_total_ = 0;
   int32_t fcfs_cutoff_;
   InBatchPrefixDedup dedup_;
   std::vector<int32_t> match_lens_;
