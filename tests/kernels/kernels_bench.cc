@@ -1,0 +1,88 @@
+// Google Benchmark of the CPU kernels: MatMul per weight type and batch size
+// (medium-model shapes), and slot-indexed attention.
+#include <benchmark/benchmark.h>
+
+#include <random>
+#include <vector>
+
+#include "kernels/cpu/attention.h"
+#include "kernels/cpu/convert.h"
+#include "kernels/cpu/matmul.h"
+#include "kernels/cpu/q8_0.h"
+
+namespace radixserve::kernels {
+namespace {
+
+struct Weights {
+  std::vector<uint8_t> bytes;
+  WeightView view;
+};
+
+Weights MakeWeights(WeightType type, int64_t rows, int64_t cols) {
+  std::mt19937 rng(1);
+  std::normal_distribution<float> nd(0.0f, 0.05f);
+  std::vector<float> f(rows * cols);
+  for (float& v : f) v = nd(rng);
+  Weights w;
+  w.view = {type, nullptr, rows, cols};
+  w.bytes.resize(w.view.row_bytes() * rows);
+  for (int64_t r = 0; r < rows; ++r) {
+    uint8_t* dst = w.bytes.data() + r * w.view.row_bytes();
+    const float* src = f.data() + r * cols;
+    switch (type) {
+      case WeightType::kF32: std::memcpy(dst, src, cols * 4); break;
+      case WeightType::kF16: ConvertF32ToF16(src, reinterpret_cast<uint16_t*>(dst), cols); break;
+      case WeightType::kBF16: ConvertF32ToBf16(src, reinterpret_cast<uint16_t*>(dst), cols); break;
+      case WeightType::kQ8_0: QuantizeRowQ8_0(src, reinterpret_cast<BlockQ8_0*>(dst), cols); break;
+    }
+  }
+  w.view.data = w.bytes.data();
+  return w;
+}
+
+void BM_MatMul(benchmark::State& state) {
+  const auto type = static_cast<WeightType>(state.range(0));
+  const int64_t n = state.range(1), rows = state.range(2), cols = state.range(3);
+  const int threads = static_cast<int>(state.range(4));
+  Weights w = MakeWeights(type, rows, cols);
+  std::vector<float> x(n * cols, 0.5f), y(n * rows);
+  ThreadPool pool(threads);
+  MatMulScratch scratch(threads);
+  SetBlasThreads(1);
+  for (auto _ : state) {
+    MatMul(w.view, x.data(), n, y.data(), scratch, pool);
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.counters["GB/s"] = benchmark::Counter(static_cast<double>(w.bytes.size()), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * n * rows * cols, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+}
+
+void MatMulArgs(benchmark::internal::Benchmark* b) {
+  for (int threads : {1, 2})
+    for (int type = 0; type < 4; ++type)
+      for (int n : {1, 4, 8, 16, 32, 512}) b->Args({type, n, 2048, 768, threads});
+  b->Args({0, 1, 32000, 768, 2});
+  b->Args({3, 1, 32000, 768, 2});
+}
+BENCHMARK(BM_MatMul)->Apply(MatMulArgs)->UseRealTime()->ArgNames({"type", "n", "rows", "cols", "thr"});
+
+void BM_Attention(benchmark::State& state) {
+  const int64_t n_keys = state.range(0);
+  const int head_dim = 64, kv_heads = 4, group = 3;
+  std::vector<float> k(n_keys * kv_heads * head_dim, 0.01f), v(k.size(), 0.02f), q(group * head_dim, 0.1f);
+  std::vector<float> scores(group * n_keys), out(group * head_dim);
+  std::vector<int32_t> slots(n_keys);
+  for (int64_t i = 0; i < n_keys; ++i) slots[i] = static_cast<int32_t>(i);
+  KvLayerView view{k.data(), v.data(), kv_heads * head_dim};
+  for (auto _ : state) {
+    AttendSlots(q.data(), group, view, 1, slots.data(), n_keys, head_dim, 0.125f, scores.data(), out.data());
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["keys/s"] = benchmark::Counter(static_cast<double>(n_keys), benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_Attention)->Arg(128)->Arg(512)->Arg(2048);
+
+}  // namespace
+}  // namespace radixserve::kernels
+
+BENCHMARK_MAIN();

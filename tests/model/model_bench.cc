@@ -1,0 +1,149 @@
+// model_bench: Foundation speed figures of the CPU model (a program, not a test).
+//
+// Generates the 'medium' synthetic llama (dim 768, 12 layers, 12 heads,
+// 4 kv heads, ffn 2048, vocab 32000, untied) with the project's model
+// generator, then measures prefill tok/s of one 512-token prompt and decode
+// tok/s (all sequences together) at several batch sizes and cached lengths.
+// KV contents do not change the cost, so decode runs over a cache that holds
+// zeros rather than prefilling thousands of tokens first.
+//
+// usage: model_bench [--types f32,f16,q8_0] [--threads 2] [--prefill 512]
+//                    [--batches 1,4,16,32] [--cached 128,512] [--dir /tmp] [--size medium]
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/gguf/gguf_reader.h"
+#include "core/model/llama_model.h"
+#include "core/modelgen/model_generator.h"
+
+namespace {
+
+using namespace radixserve;
+using Clock = std::chrono::steady_clock;
+
+std::vector<std::string> Split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');) out.push_back(item);
+  return out;
+}
+
+double Seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+int Fail(const Status& s) {
+  std::fprintf(stderr, "error: %s\n", s.ToString().c_str());
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string types = "f32,f16,q8_0", batches = "1,4,16,32", cached = "128,512", dir = "/tmp", size = "medium";
+  int threads = 2, prefill = 512;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string k = argv[i], v = argv[i + 1];
+    if (k == "--types") types = v;
+    else if (k == "--threads") threads = std::atoi(v.c_str());
+    else if (k == "--prefill") prefill = std::atoi(v.c_str());
+    else if (k == "--batches") batches = v;
+    else if (k == "--cached") cached = v;
+    else if (k == "--dir") dir = v;
+    else if (k == "--size") size = v;
+    else {
+      std::fprintf(stderr, "unknown option %s\n", k.c_str());
+      return 2;
+    }
+  }
+  std::printf("| type | threads | prefill %d tok/s |", prefill);
+  for (const auto& c : Split(cached))
+    for (const auto& b : Split(batches)) std::printf(" decode b=%s c=%s |", b.c_str(), c.c_str());
+  std::printf("\n");
+
+  for (const std::string& type_name : Split(types)) {
+    auto spec = modelgen::SpecForSize(size);
+    if (!spec.ok()) return Fail(spec.status());
+    auto wt = modelgen::ParseWeightType(type_name);
+    if (!wt.ok()) return Fail(wt.status());
+    spec->weight_type = *wt;
+    // The README's reference models carry the llama-spm vocabulary (32000 tokens).
+    const std::string vocab = std::string(RADIXSERVE_SHARED_DIR) + "/vocab/ggml-vocab-llama-spm.gguf";
+    if (std::filesystem::exists(vocab)) spec->tokenizer_from = vocab;
+    const std::string path = dir + "/radixserve_bench_" + size + "_" + type_name + ".gguf";
+    if (!std::filesystem::exists(path)) {
+      std::fprintf(stderr, "generating %s ...\n", path.c_str());
+      Status st = modelgen::GenerateModel(*spec, path);
+      if (!st.ok()) return Fail(st);
+    }
+    auto file = gguf::GgufFile::Open(path);
+    if (!file.ok()) return Fail(file.status());
+    auto model = model::LlamaModel::Load(std::shared_ptr<const gguf::GgufFile>(std::move(file).value()),
+                                         model::ModelOptions{threads});
+    if (!model.ok()) return Fail(model.status());
+    model::LlamaModel& m = **model;
+    const int vocab_size = m.config().vocab_size;
+    std::printf("| %s | %d |", type_name.c_str(), threads);
+    std::fflush(stdout);
+
+    // Prefill: one prompt, warm-up run first.
+    {
+      auto kv = m.CreateKvCache(prefill);
+      if (!kv.ok()) return Fail(kv.status());
+      std::vector<int32_t> toks(prefill), slots(prefill);
+      for (int i = 0; i < prefill; ++i) {
+        toks[i] = 1 + (i * 7919) % (vocab_size - 1);
+        slots[i] = i;
+      }
+      std::vector<float> logits(vocab_size);
+      model::SequenceInput in{0, toks, slots};
+      double best = 1e30;
+      for (int rep = 0; rep < 3; ++rep) {
+        auto t0 = Clock::now();
+        Status st = m.Forward(std::span<const model::SequenceInput>(&in, 1), **kv, logits);
+        if (!st.ok()) return Fail(st);
+        if (rep > 0) best = std::min(best, Seconds(t0, Clock::now()));
+      }
+      std::printf(" %.0f |", prefill / best);
+      std::fflush(stdout);
+    }
+
+    // Decode: B sequences, each with C cached tokens, one new token per step.
+    for (const auto& cs : Split(cached)) {
+      for (const auto& bs : Split(batches)) {
+        const int B = std::atoi(bs.c_str()), C = std::atoi(cs.c_str());
+        const int steps = std::max(4, 64 / B);
+        const int per_seq = C + steps + 1;
+        auto kv = m.CreateKvCache(static_cast<int64_t>(B) * per_seq);
+        if (!kv.ok()) return Fail(kv.status());
+        std::vector<std::vector<int32_t>> slots(B);
+        for (int b = 0; b < B; ++b) {
+          slots[b].resize(per_seq);
+          for (int i = 0; i < per_seq; ++i) slots[b][i] = b * per_seq + i;
+        }
+        std::vector<int32_t> toks(B);
+        std::vector<model::SequenceInput> seqs(B);
+        std::vector<float> logits(static_cast<size_t>(B) * vocab_size);
+        Clock::time_point t0;
+        for (int step = 0; step <= steps; ++step) {
+          if (step == 1) t0 = Clock::now();  // step 0 is warm-up
+          for (int b = 0; b < B; ++b) {
+            toks[b] = 1 + (b * 131 + step * 17) % (vocab_size - 1);
+            seqs[b] = {C + step, std::span<const int32_t>(&toks[b], 1),
+                       std::span<const int32_t>(slots[b].data(), C + step + 1)};
+          }
+          Status st = m.Forward(seqs, **kv, logits);
+          if (!st.ok()) return Fail(st);
+        }
+        const double secs = Seconds(t0, Clock::now());
+        std::printf(" %.1f |", static_cast<double>(B) * steps / secs);
+        std::fflush(stdout);
+      }
+    }
+    std::printf("\n");
+  }
+  return 0;
+}
