@@ -81,7 +81,8 @@ Result<VocabRange> DiscoverVocab(const BenchConfig& c, const HttpEndpoint& ep, c
       auto j = FetchJson(ep, path, c.api_key);
       if (j.ok() && (size = FindVocabSize(*j))) break;
     }
-    if (!size && c.backend == Backend::kRadixserve) {
+    // Last resort, after the metadata (llama.cpp's /v1/models has n_vocab): bisect on /detokenize.
+    if (!size) {
       auto probed = tok.ProbeVocabSize();
       if (probed.ok()) size = *probed;
       else Note(c, "cannot probe the vocabulary size: " + probed.status().message());
