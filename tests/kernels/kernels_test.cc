@@ -1,0 +1,271 @@
+// CPU kernels: each SIMD kernel against its scalar reference, conversions,
+// Q8_0 round trips and dots, MatMul (both paths, every weight type) against
+// a double-precision reference, attention over scattered slots, thread pool.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "kernels/cpu/attention.h"
+#include "kernels/cpu/convert.h"
+#include "kernels/cpu/matmul.h"
+#include "kernels/cpu/q8_0.h"
+#include "kernels/cpu/thread_pool.h"
+#include "kernels/cpu/vec_ops.h"
+
+namespace radixserve::kernels {
+namespace {
+
+std::vector<float> Random(size_t n, uint32_t seed, float scale = 1.0f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> nd(0.0f, scale);
+  std::vector<float> v(n);
+  for (float& x : v) x = nd(rng);
+  return v;
+}
+
+// Lengths that exercise SIMD bodies and scalar tails.
+const int kLengths[] = {1, 7, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 768, 1000};
+
+TEST(Convert, F16RoundTripAndSpecialValues) {
+  for (uint32_t h = 0; h < 65536; ++h) {
+    const float f = Fp16ToFp32Portable(static_cast<uint16_t>(h));
+    if (std::isnan(f)) {
+      EXPECT_TRUE(std::isnan(Fp16ToFp32(static_cast<uint16_t>(h))));
+      continue;
+    }
+    EXPECT_EQ(Fp32ToFp16(f), h) << h;                      // every half survives the round trip
+    EXPECT_EQ(Fp16ToFp32(static_cast<uint16_t>(h)), f) << h;  // hardware path == portable path
+  }
+  EXPECT_EQ(Fp32ToFp16(1.0f), 0x3c00);
+  EXPECT_EQ(Fp32ToFp16(65504.0f), 0x7bff);
+  EXPECT_EQ(Fp32ToFp16(1e6f), 0x7c00);          // overflow to inf
+  EXPECT_EQ(Fp32ToFp16(-0.0f), 0x8000);
+  EXPECT_EQ(Fp32ToFp16(1.0f + 1.0f / 2048), 0x3c00);  // tie rounds to even
+  EXPECT_EQ(Fp32ToFp16(std::ldexp(1.0f, -24)), 0x0001);  // smallest subnormal
+}
+
+TEST(Convert, RowConversionsMatchScalar) {
+  for (int n : kLengths) {
+    std::vector<float> x = Random(n, n, 3.0f);
+    std::vector<uint16_t> h(n), b(n);
+    ConvertF32ToF16(x.data(), h.data(), n);
+    ConvertF32ToBf16(x.data(), b.data(), n);
+    std::vector<float> y(n), ry(n);
+    ConvertF16ToF32(h.data(), y.data(), n);
+    ref::ConvertF16ToF32(h.data(), ry.data(), n);
+    for (int i = 0; i < n; ++i) {
+      EXPECT_EQ(h[i], Fp32ToFp16(x[i]));
+      EXPECT_EQ(y[i], ry[i]);
+      EXPECT_NEAR(y[i], x[i], std::abs(x[i]) * 1e-3f + 1e-7f);
+    }
+    ConvertBf16ToF32(b.data(), y.data(), n);
+    ref::ConvertBf16ToF32(b.data(), ry.data(), n);
+    for (int i = 0; i < n; ++i) {
+      EXPECT_EQ(y[i], ry[i]);
+      EXPECT_NEAR(y[i], x[i], std::abs(x[i]) * 8e-3f);
+    }
+  }
+  EXPECT_EQ(Fp32ToBf16(1.0f), 0x3f80);
+  EXPECT_TRUE(std::isnan(Bf16ToFp32(Fp32ToBf16(NAN))));
+}
+
+TEST(VecOps, DotsMatchReference) {
+  for (int n : kLengths) {
+    std::vector<float> a = Random(n, 1 + n), b = Random(n, 2 + n);
+    std::vector<uint16_t> h(n), bf(n);
+    ConvertF32ToF16(a.data(), h.data(), n);
+    ConvertF32ToBf16(a.data(), bf.data(), n);
+    const float tol = 1e-4f * std::sqrt(static_cast<float>(n)) + 1e-5f;
+    EXPECT_NEAR(DotF32(a.data(), b.data(), n), ref::DotF32(a.data(), b.data(), n), tol) << n;
+    EXPECT_NEAR(DotF16F32(h.data(), b.data(), n), ref::DotF16F32(h.data(), b.data(), n), tol) << n;
+    EXPECT_NEAR(DotBf16F32(bf.data(), b.data(), n), ref::DotBf16F32(bf.data(), b.data(), n), tol) << n;
+  }
+}
+
+TEST(VecOps, RmsNormSiluSoftmaxMatchReference) {
+  for (int n : kLengths) {
+    std::vector<float> x = Random(n, 3 + n, 2.0f), w = Random(n, 4 + n), y(n), ry(n);
+    RmsNorm(x.data(), w.data(), 1e-5f, y.data(), n);
+    ref::RmsNorm(x.data(), w.data(), 1e-5f, ry.data(), n);
+    for (int i = 0; i < n; ++i) EXPECT_NEAR(y[i], ry[i], 1e-5f * (1 + std::abs(ry[i])));
+    std::vector<float> g = Random(n, 5 + n, 4.0f), u = Random(n, 6 + n);
+    SiluMul(g.data(), u.data(), y.data(), n);
+    ref::SiluMul(g.data(), u.data(), ry.data(), n);
+    for (int i = 0; i < n; ++i) EXPECT_NEAR(y[i], ry[i], 1e-5f * (1 + std::abs(ry[i])));
+    std::vector<float> s = Random(n, 7 + n, 5.0f), rs = s;
+    Softmax(s.data(), n);
+    ref::Softmax(rs.data(), n);
+    double sum = 0;
+    for (int i = 0; i < n; ++i) {
+      EXPECT_NEAR(s[i], rs[i], 1e-6f + 1e-5f * rs[i]);
+      sum += s[i];
+    }
+    EXPECT_NEAR(sum, 1.0, 1e-5);
+  }
+  // SiLU saturates cleanly at large magnitudes.
+  std::vector<float> g = {-100.0f, 100.0f, 0.0f, -88.0f, 89.0f, 0.0f, 0.0f, 0.0f}, u(8, 1.0f), y(8);
+  SiluMul(g.data(), u.data(), y.data(), 8);
+  EXPECT_NEAR(y[0], 0.0f, 1e-30f);
+  EXPECT_FLOAT_EQ(y[1], 100.0f);
+  EXPECT_FLOAT_EQ(y[2], 0.0f);
+  EXPECT_TRUE(std::isfinite(y[3]) && std::isfinite(y[4]));
+}
+
+TEST(VecOps, RopeRotatesAdjacentPairsOnly) {
+  const int heads = 2, hd = 8, rot = 4;
+  std::vector<float> x = Random(heads * hd, 9), orig = x;
+  const float cs[4] = {std::cos(0.3f), std::sin(0.3f), std::cos(0.01f), std::sin(0.01f)};
+  RopeNorm(x.data(), heads, hd, rot, cs);
+  for (int h = 0; h < heads; ++h) {
+    const float* o = orig.data() + h * hd;
+    const float* v = x.data() + h * hd;
+    EXPECT_NEAR(v[0], o[0] * cs[0] - o[1] * cs[1], 1e-6f);
+    EXPECT_NEAR(v[1], o[0] * cs[1] + o[1] * cs[0], 1e-6f);
+    EXPECT_NEAR(v[2], o[2] * cs[2] - o[3] * cs[3], 1e-6f);
+    for (int d = rot; d < hd; ++d) EXPECT_EQ(v[d], o[d]);  // past rot_dim: untouched
+  }
+}
+
+TEST(Q8_0, QuantizeMatchesReferenceAndRoundTrips) {
+  for (int blocks : {1, 2, 3, 24}) {
+    const int n = blocks * 32;
+    std::vector<float> x = Random(n, blocks, 2.0f);
+    x[5] = 0.0f;
+    std::vector<BlockQ8_0> q(blocks), rq(blocks);
+    QuantizeRowQ8_0(x.data(), q.data(), n);
+    ref::QuantizeRowQ8_0(x.data(), rq.data(), n);
+    EXPECT_EQ(std::memcmp(q.data(), rq.data(), blocks * sizeof(BlockQ8_0)), 0);
+    std::vector<float> y(n);
+    DequantizeRowQ8_0(q.data(), y.data(), n);
+    for (int b = 0; b < blocks; ++b) {
+      float amax = 0;
+      for (int i = 0; i < 32; ++i) amax = std::max(amax, std::abs(x[b * 32 + i]));
+      for (int i = 0; i < 32; ++i) EXPECT_NEAR(y[b * 32 + i], x[b * 32 + i], amax / 127 * 0.51f + 1e-3f * amax);
+    }
+  }
+  std::vector<float> zeros(32, 0.0f), y(32, 1.0f);
+  BlockQ8_0 z;
+  QuantizeRowQ8_0(zeros.data(), &z, 32);
+  DequantizeRowQ8_0(&z, y.data(), 32);
+  for (float v : y) EXPECT_EQ(v, 0.0f);
+}
+
+TEST(Q8_0, DotMatchesReferenceExactlyUpToFloatOrder) {
+  for (int blocks : {1, 2, 3, 24, 64}) {
+    const int n = blocks * 32;
+    std::vector<float> a = Random(n, 10 + blocks), b = Random(n, 20 + blocks);
+    a[0] = -1000.0f;  // a block with a -127 value
+    std::vector<BlockQ8_0> qa(blocks), qb(blocks);
+    QuantizeRowQ8_0(a.data(), qa.data(), n);
+    QuantizeRowQ8_0(b.data(), qb.data(), n);
+    const float want = ref::DotQ8_0(qa.data(), qb.data(), n);
+    EXPECT_NEAR(DotQ8_0(qa.data(), qb.data(), n), want, 1e-4f * (1 + std::abs(want))) << blocks;
+    // And it approximates the float dot.
+    EXPECT_NEAR(want, ref::DotF32(a.data(), b.data(), n), 0.05f * std::sqrt(float(n)) + 0.02f * std::abs(want));
+  }
+}
+
+struct MatMulCase {
+  WeightType type;
+  int64_t n;
+};
+
+class MatMulTest : public ::testing::TestWithParam<MatMulCase> {};
+
+TEST_P(MatMulTest, MatchesDoubleReferenceOnDequantizedWeights) {
+  const auto [type, n] = GetParam();
+  const int64_t rows = 100, cols = 96;
+  std::vector<float> wf = Random(rows * cols, 31, 0.1f), x = Random(n * cols, 32);
+  WeightView w{type, nullptr, rows, cols};
+  std::vector<uint8_t> bytes(w.row_bytes() * rows);
+  for (int64_t r = 0; r < rows; ++r) {
+    uint8_t* dst = bytes.data() + r * w.row_bytes();
+    const float* src = wf.data() + r * cols;
+    switch (type) {
+      case WeightType::kF32: std::memcpy(dst, src, cols * 4); break;
+      case WeightType::kF16: ConvertF32ToF16(src, reinterpret_cast<uint16_t*>(dst), cols); break;
+      case WeightType::kBF16: ConvertF32ToBf16(src, reinterpret_cast<uint16_t*>(dst), cols); break;
+      case WeightType::kQ8_0: QuantizeRowQ8_0(src, reinterpret_cast<BlockQ8_0*>(dst), cols); break;
+    }
+  }
+  w.data = bytes.data();
+  std::vector<float> deq(rows * cols);
+  DequantizeRows(w, 0, rows, deq.data());
+  ThreadPool pool(2);
+  MatMulScratch scratch(2);
+  std::vector<float> y(n * rows);
+  MatMul(w, x.data(), n, y.data(), scratch, pool);
+  // Q8_0 small batches also quantise the activations: allow for that error.
+  const bool quantized_x = type == WeightType::kQ8_0 && n <= kMatMulStreamMaxBatch;
+  for (int64_t t = 0; t < n; ++t)
+    for (int64_t r = 0; r < rows; ++r) {
+      double want = 0, mag = 0;
+      for (int64_t k = 0; k < cols; ++k) {
+        want += double(deq[r * cols + k]) * x[t * cols + k];
+        mag += std::abs(double(deq[r * cols + k]) * x[t * cols + k]);
+      }
+      const double tol = quantized_x ? 0.02 * mag : 1e-5 * mag + 1e-6;
+      ASSERT_NEAR(y[t * rows + r], want, tol) << "token " << t << " row " << r;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    TypesAndBatches, MatMulTest,
+    ::testing::Values(MatMulCase{WeightType::kF32, 1}, MatMulCase{WeightType::kF32, 5}, MatMulCase{WeightType::kF32, 40},
+                      MatMulCase{WeightType::kF16, 1}, MatMulCase{WeightType::kF16, 8}, MatMulCase{WeightType::kF16, 40},
+                      MatMulCase{WeightType::kBF16, 3}, MatMulCase{WeightType::kBF16, 40},
+                      MatMulCase{WeightType::kQ8_0, 1}, MatMulCase{WeightType::kQ8_0, 7},
+                      MatMulCase{WeightType::kQ8_0, 40}));
+
+TEST(Attention, MatchesReferenceOverScatteredSlots) {
+  const int kv_heads = 2, hd = 16, group = 3;
+  const int64_t num_slots = 50, n_keys = 23;
+  std::vector<float> k = Random(num_slots * kv_heads * hd, 41), v = Random(num_slots * kv_heads * hd, 42);
+  std::vector<float> q = Random(group * hd, 43);
+  std::vector<int32_t> slots(n_keys);
+  for (int64_t i = 0; i < n_keys; ++i) slots[i] = static_cast<int32_t>((i * 17 + 3) % num_slots);
+  KvLayerView view{k.data(), v.data(), kv_heads * hd};
+  std::vector<float> scores(group * n_keys), out(group * hd), rout(group * hd);
+  AttendSlots(q.data(), group, view, 1, slots.data(), n_keys, hd, 0.25f, scores.data(), out.data());
+  ref::AttendSlots(q.data(), group, view, 1, slots.data(), n_keys, hd, 0.25f, scores.data(), rout.data());
+  for (int i = 0; i < group * hd; ++i) EXPECT_NEAR(out[i], rout[i], 1e-5f);
+  // One key: the output is that key's value.
+  AttendSlots(q.data(), group, view, 0, slots.data(), 1, hd, 0.25f, scores.data(), out.data());
+  for (int g = 0; g < group; ++g)
+    for (int d = 0; d < hd; ++d) EXPECT_FLOAT_EQ(out[g * hd + d], v[slots[0] * kv_heads * hd + d]);
+}
+
+TEST(ThreadPool, RunsEveryTaskOnceAcrossManyLoops) {
+  for (int threads : {1, 2, 3}) {
+    ThreadPool pool(threads);
+    EXPECT_EQ(pool.num_threads(), threads);
+    for (int rep = 0; rep < 200; ++rep) {
+      const int64_t n = rep % 37;
+      std::vector<std::atomic<int>> hits(n);
+      std::atomic<bool> bad_thread{false};
+      pool.ParallelFor(n, [&](int64_t task, int thread) {
+        hits[task].fetch_add(1);
+        if (thread < 0 || thread >= threads) bad_thread = true;
+      });
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1);
+      ASSERT_FALSE(bad_thread.load());
+    }
+  }
+}
+
+TEST(ThreadPool, LoopRightAfterConstructionCompletes) {
+  // A loop issued before the workers have started must still complete.
+  for (int i = 0; i < 50; ++i) {
+    ThreadPool pool(2);
+    std::atomic<int> count{0};
+    pool.ParallelFor(64, [&](int64_t, int) { count.fetch_add(1); });
+    EXPECT_EQ(count.load(), 64);
+  }
+}
+
+}  // namespace
+}  // namespace radixserve::kernels
