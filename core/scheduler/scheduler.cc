@@ -171,9 +171,34 @@ Status Scheduler::PopAndProcess() {
   if (s.ok() && f->result.next_token_ids.size() != f->entries.size())
     s = Status::Internal("worker returned " + std::to_string(f->result.next_token_ids.size()) + " tokens for " +
                          std::to_string(f->entries.size()) + " requests");
-  if (s.ok()) s = ProcessBatchResult(f);
+  if (s.ok()) {
+    s = ProcessBatchResult(f);
+  } else {
+    FailBatch(f, s);  // every request of the batch ends with the error; the loop goes on
+    s = Status::Ok();
+  }
   free_inflight_.push_back(f);
   return s;
+}
+
+// A forward step failed (worker error, timeout, lost worker): its requests cannot continue, since
+// their KV for this step may not exist. Each ends with an abort carrying the worker's message.
+void Scheduler::FailBatch(Inflight* f, const Status& error) {
+  LOG(ERROR) << "forward batch " << f->fb.batch_id << " failed, aborting its requests: " << error.ToString();
+  ++stats_.failed_batches;
+  alloc_->FreeGroupBegin();
+  for (const Entry& e : f->entries) {
+    Req* r = e.req;
+    --r->inflight_batches;
+    if (r->epoch != e.epoch || r->finished()) continue;
+    if (r == chunked_req_) chunked_req_ = nullptr;
+    r->finish = FinishReason::Abort("the model worker failed: " + error.message(), 500);
+    ReleaseFinished(r);
+    streamer_.Consider(*r);
+  }
+  alloc_->FreeGroupEnd();
+  streamer_.Flush(sink_);
+  f->entries.clear();
 }
 
 // SCHEDULER_SPEC 7.3.

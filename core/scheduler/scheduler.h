@@ -65,6 +65,7 @@ struct SchedulerStats {
   int64_t preemptions = 0;
   int64_t finished = 0;
   int64_t aborted = 0;
+  int64_t failed_batches = 0;    // forward steps the worker could not run
   int64_t cached_prompt_tokens = 0;
   int64_t computed_prompt_tokens = 0;
   int32_t max_running = 0;
@@ -121,6 +122,7 @@ class Scheduler {
   Status StepNormal(bool* did_work);
   Status StepOverlap(bool* did_work);
   Status PopAndProcess();
+  void FailBatch(Inflight* inflight, const Status& error);
 
   // ---- pieces of GetNextBatchToRun ----
   void ProcessPendingChunkedAbort();
