@@ -1,6 +1,5 @@
 #include "core/worker/model_worker.h"
 
-#include <cmath>
 #include <string>
 
 namespace radixserve {
@@ -9,6 +8,7 @@ Result<std::unique_ptr<ModelWorker>> ModelWorker::Create(std::shared_ptr<model::
                                                          int32_t num_rows, int32_t max_context_len) {
   std::unique_ptr<ModelWorker> w(new ModelWorker());
   RS_ASSIGN_OR_RETURN(w->kv_, model->CreateKvCache(num_slots));
+  w->sampler_ = std::make_unique<sampling::Sampler>(model->config().vocab_size);
   w->model_ = std::move(model);
   w->num_rows_ = num_rows;
   w->max_context_len_ = max_context_len;
@@ -17,15 +17,45 @@ Result<std::unique_ptr<ModelWorker>> ModelWorker::Create(std::shared_ptr<model::
   return w;
 }
 
+void ModelWorker::SetHistory(uint64_t rid, std::span<const int32_t> tokens) {
+  history_[rid].assign(tokens.begin(), tokens.end());
+}
+
+void ModelWorker::Release(uint64_t rid) {
+  states_.erase(rid);
+  history_.erase(rid);
+}
+
+Result<ModelWorker::RequestState*> ModelWorker::StateFor(const sched::ForwardReq& f,
+                                                         std::span<const int32_t> new_tokens) {
+  auto it = states_.find(f.rid);
+  if (it != states_.end()) return it->second.get();
+  SamplingParams p = f.sampling;
+  if (Status s = p.Validate(); !s.ok())
+    return Status::InvalidArgument("request " + std::to_string(f.rid) + ": " + s.message());
+  // The penalty history: tokens the scheduler sent separately (a cached prefix) and this step's inputs.
+  prompt_scratch_.clear();
+  if (auto h = history_.find(f.rid); h != history_.end()) {
+    prompt_scratch_ = std::move(h->second);
+    history_.erase(h);
+  }
+  for (int32_t t : new_tokens)
+    if (t != sched::kFutureToken) prompt_scratch_.push_back(t);
+  uint64_t seed = p.has_seed ? p.seed : f.rid;
+  auto state = std::make_unique<RequestState>(p, seed, prompt_scratch_);
+  RequestState* raw = state.get();
+  states_.emplace(f.rid, std::move(state));
+  return raw;
+}
+
 Status ModelWorker::Forward(const sched::ForwardBatch& batch, sched::ForwardResult* result) {
   const int32_t vocab = model_->config().vocab_size;
   seqs_.clear();
   tokens_.assign(batch.input_ids.begin(), batch.input_ids.end());
   for (const sched::ForwardReq& f : batch.reqs) {
-    if (f.row < 0 || f.row >= num_rows_ || f.prefix_len + f.extend_len > max_context_len_)
+    if (f.row < 0 || f.row >= num_rows_ || f.prefix_len < 0 || f.extend_len < 0 ||
+        f.prefix_len + f.extend_len > max_context_len_)
       return Status::OutOfRange("model worker: row " + std::to_string(f.row) + " or length out of range");
-    if (!f.sampling.is_greedy())
-      return Status::Unsupported("model worker: only greedy sampling is wired in (rid " + std::to_string(f.rid) + ")");
     int32_t* row = rows_.data() + static_cast<size_t>(f.row) * max_context_len_;
     for (int32_t p = f.sync_begin; p < f.prefix_len; ++p) row[p] = batch.prefix_slots[f.prefix_offset + p - f.sync_begin];
     for (int32_t k = 0; k < f.extend_len; ++k) {
@@ -51,17 +81,24 @@ Status ModelWorker::Forward(const sched::ForwardBatch& batch, sched::ForwardResu
   for (const auto& f : batch.reqs) any_logprob |= f.return_logprob;
   result->logprobs.assign(any_logprob ? batch.reqs.size() : 0, 0.0f);
   for (size_t i = 0; i < batch.reqs.size(); ++i) {
-    const float* l = logits_.data() + i * vocab;
-    int32_t best = 0;
-    for (int32_t v = 1; v < vocab; ++v)
-      if (l[v] > l[best]) best = v;
-    result->next_token_ids[i] = best;
-    last_sampled_[batch.reqs[i].row] = best;
-    if (batch.reqs[i].return_logprob) {
-      double sum = 0;
-      for (int32_t v = 0; v < vocab; ++v) sum += std::exp(static_cast<double>(l[v] - l[best]));
-      result->logprobs[i] = static_cast<float>(-std::log(sum));
+    const sched::ForwardReq& f = batch.reqs[i];
+    if (!f.sample) {  // a non-final chunk: its token is discarded by the scheduler
+      result->next_token_ids[i] = 0;
+      continue;
     }
+    RS_ASSIGN_OR_RETURN(RequestState * st,
+                        StateFor(f, std::span<const int32_t>(tokens_.data() + f.token_offset, f.extend_len)));
+    SamplingParams p = st->params;
+    if (f.return_logprob && p.logprobs < 0) p.logprobs = 0;
+    std::span<const int32_t> suppress;
+    if (st->generated < p.min_new_tokens && !p.ignore_eos) suppress = eog_ids_;
+    sampling::SampleResult r = sampler_->Sample(p, std::span<float>(logits_.data() + i * vocab, vocab), st->sampler,
+                                                suppress);
+    st->sampler.Accept(r.token);
+    ++st->generated;
+    result->next_token_ids[i] = r.token;
+    last_sampled_[f.row] = r.token;
+    if (f.return_logprob) result->logprobs[i] = r.logprob;
   }
   return Status::Ok();
 }

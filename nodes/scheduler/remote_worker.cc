@@ -35,7 +35,9 @@ Status RemoteWorker::Forward(const sched::ForwardBatch& batch, sched::ForwardRes
   extras_.history_len.assign(batch.reqs.size(), 0);
   for (size_t i = 0; i < batch.reqs.size(); ++i) {
     const sched::ForwardReq& r = batch.reqs[i];
-    if (!known_.insert(r.rid).second) continue;
+    // The worker builds a request's sampling state at its first sampled step (a chunked prompt's
+    // last chunk); that is when the tokens it did not see as inputs are needed.
+    if (!r.sample || !known_.insert(r.rid).second) continue;
     const SamplingParams& s = r.sampling;
     bool penalties = s.repetition_penalty != 1.0f || s.frequency_penalty != 0.0f || s.presence_penalty != 0.0f;
     if (!penalties || !history_ || !history_(r.rid, &scratch_)) continue;

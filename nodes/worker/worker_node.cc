@@ -33,6 +33,11 @@ Status WorkerNode::OnConfigure() {
   RS_ASSIGN_OR_RETURN(worker_, ModelWorker::Create(m, params().GetInt("kv_slots") + 256,
                                                    static_cast<int32_t>(params().GetInt("max_running_requests")) + 1,
                                                    ctx + 8));
+  // min_new_tokens holds these back (EOS and end-of-turn tokens).
+  std::vector<int32_t> eog;
+  for (const char* key : {"tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id"})
+    if (auto id = shared->GetInt(key); id.ok()) eog.push_back(static_cast<int32_t>(*id));
+  worker_->set_end_of_generation_ids(std::move(eog));
   transport::ChannelOptions opts;
   opts.max_payload = static_cast<uint32_t>(params().GetInt("max_payload"));
   RS_ASSIGN_OR_RETURN(in_, transport::Subscriber::Create(ResolveTopic(transport::topics::kForwardBatch), opts));
@@ -77,6 +82,12 @@ void WorkerNode::HandleBatch(const void* data, size_t size) {
     return;
   }
   DecodeForwardBatch(*v, &batch_, &extras_);
+  for (uint64_t rid : extras_.released_rids) worker_->Release(rid);
+  for (size_t i = 0; i < batch_.reqs.size() && i < extras_.history_len.size(); ++i) {
+    if (extras_.history_len[i] == 0) continue;
+    worker_->SetHistory(batch_.reqs[i].rid, std::span<const int32_t>(extras_.history).subspan(
+                                                extras_.history_begin[i], extras_.history_len[i]));
+  }
   result_.batch_id = batch_.batch_id;
   result_.next_token_ids.clear();
   result_.logprobs.clear();
