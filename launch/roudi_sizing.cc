@@ -132,6 +132,11 @@ MessageBounds ComputeMessageBounds(const PipelineLimits& l) {
 
 Result<transport::RouDiConfig> RouDiConfigForPlan(const LaunchPlan& plan, MessageBounds* bounds) {
   RS_ASSIGN_OR_RETURN(PipelineLimits limits, PipelineLimitsFromPlan(plan));
+  // Readers reject arrays past the transport's limits, so such a pipeline could never run.
+  if (limits.max_running_requests > transport::kMaxRequestsPerBatch)
+    return Status::OutOfRange("max_running_requests " + std::to_string(limits.max_running_requests) +
+                              " exceeds the transport's " + std::to_string(transport::kMaxRequestsPerBatch) +
+                              " requests per batch");
   MessageBounds b = ComputeMessageBounds(limits);
   if (bounds) *bounds = b;
   // Leave room for rounding to 8 inside PipelineRouDiConfig.

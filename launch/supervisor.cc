@@ -347,12 +347,13 @@ Status Supervisor::StartInOrder(const std::vector<SupervisedProcess>& processes,
     if (!ready) continue;
     auto deadline = Clock::now() + timeout;
     while (true) {
+      bool exited = false;
       {
         std::lock_guard<std::mutex> l(mu_);
         if (stop_requested_ || stopped_) break;
-        if (c->exits != exits_before)
-          return Fail(Status::Unavailable("'" + spec.name + "' exited before it was ready"));
+        exited = c->exits != exits_before;
       }
+      if (exited) return Fail(Status::Unavailable("'" + spec.name + "' exited before it was ready"));
       if (ready(spec.name)) break;
       if (Clock::now() >= deadline)
         return Fail(Status::Unavailable("'" + spec.name + "' was not ready within " +
