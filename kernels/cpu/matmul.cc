@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "kernels/cpu/convert.h"
+#include "kernels/cpu/matmul_stream.h"
 #include "kernels/cpu/q8_0.h"
 #include "kernels/cpu/vec_ops.h"
 
@@ -77,20 +78,7 @@ void MatMul(const WeightView& w, const float* x, int64_t n, float* y, MatMulScra
     const int64_t tasks = (rows + kStreamRowsPerTask - 1) / kStreamRowsPerTask;
     pool.ParallelFor(tasks, [&](int64_t task, int) {
       const int64_t r0 = task * kStreamRowsPerTask, r1 = std::min(rows, r0 + kStreamRowsPerTask);
-      for (int64_t r = r0; r < r1; ++r) {
-        const uint8_t* wr = RowPtr(w, r);
-        for (int64_t t = 0; t < n; ++t) {
-          float v;
-          switch (w.type) {
-            case WeightType::kF32: v = DotF32(reinterpret_cast<const float*>(wr), x + t * cols, cols); break;
-            case WeightType::kF16: v = DotF16F32(reinterpret_cast<const uint16_t*>(wr), x + t * cols, cols); break;
-            case WeightType::kBF16: v = DotBf16F32(reinterpret_cast<const uint16_t*>(wr), x + t * cols, cols); break;
-            case WeightType::kQ8_0:
-            default: v = DotQ8_0(reinterpret_cast<const BlockQ8_0*>(wr), xq + t * xq_blocks, cols); break;
-          }
-          y[t * rows + r] = v;
-        }
-      }
+      internal::StreamRows(w, x, xq, n, r0, r1, y);
     });
     return;
   }

@@ -35,11 +35,14 @@ inline float HorizontalSum(__m256 v) {
   return _mm_cvtss_f32(sums);
 }
 #if RS_HAVE_AVX512
-// Horizontal sum of 16 floats (avoids GCC 12's -Wuninitialized noise in _mm512_reduce_add_ps).
+// Horizontal sum of 16 floats, staying in zmm registers (GCC spills arrays of
+// accumulators to the stack when they are narrowed with a cast).
 inline float HorizontalSum(__m512 v) {
-  __m256 lo = _mm512_castps512_ps256(v);
-  __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
-  return HorizontalSum(_mm256_add_ps(lo, hi));
+  v = _mm512_add_ps(v, _mm512_shuffle_f32x4(v, v, 0x4e));
+  v = _mm512_add_ps(v, _mm512_shuffle_f32x4(v, v, 0xb1));
+  v = _mm512_add_ps(v, _mm512_permute_ps(v, 0x4e));
+  v = _mm512_add_ps(v, _mm512_permute_ps(v, 0xb1));
+  return _mm512_cvtss_f32(v);
 }
 #endif
 }  // namespace radixserve::kernels::simd

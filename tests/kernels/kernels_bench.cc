@@ -8,6 +8,7 @@
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/convert.h"
 #include "kernels/cpu/matmul.h"
+#include "kernels/cpu/matmul_stream.h"
 #include "kernels/cpu/q8_0.h"
 
 namespace radixserve::kernels {
@@ -65,6 +66,22 @@ void MatMulArgs(benchmark::internal::Benchmark* b) {
   b->Args({3, 1, 32000, 768, 2});
 }
 BENCHMARK(BM_MatMul)->Apply(MatMulArgs)->UseRealTime()->ArgNames({"type", "n", "rows", "cols", "thr"});
+
+// The streaming kernel alone on one thread, at any batch size (MatMul switches to sgemm above a threshold).
+void BM_Stream(benchmark::State& state) {
+  const auto type = static_cast<WeightType>(state.range(0));
+  const int64_t n = state.range(1), rows = 2048, cols = 768;
+  Weights w = MakeWeights(type, rows, cols);
+  std::vector<float> x(n * cols, 0.5f), y(n * rows);
+  std::vector<BlockQ8_0> xq(n * cols / 32);
+  for (int64_t t = 0; t < n; ++t) QuantizeRowQ8_0(x.data() + t * cols, xq.data() + t * cols / 32, cols);
+  for (auto _ : state) {
+    internal::StreamRows(w.view, x.data(), xq.data(), n, 0, rows, y.data());
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * n * rows * cols, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+}
+BENCHMARK(BM_Stream)->ArgsProduct({{0, 1, 2, 3}, {1, 4, 8, 16, 32, 64, 512}})->ArgNames({"type", "n"});
 
 void BM_Attention(benchmark::State& state) {
   const int64_t n_keys = state.range(0);
