@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 namespace radixserve::launch {
@@ -495,8 +496,7 @@ void LaunchLoader::LoadContainer(const YAML::Node& body, const Scope& scope, Fil
 void LaunchLoader::LoadGroup(const YAML::Node& body, const Scope& scope, FileContext& file) {
   if (!IsMap(body, "group", file)) return;
   Scope inner = scope;  // args declared inside stay inside
-  const YAML::Node* children = nullptr;
-  YAML::Node children_node;
+  std::optional<YAML::Node> children;
   for (auto it = body.begin(); it != body.end(); ++it) {
     std::string key = it->first.Scalar();
     if (key == "namespace") {
@@ -508,8 +508,7 @@ void LaunchLoader::LoadGroup(const YAML::Node& body, const Scope& scope, FileCon
                                         NodeTypeName(it->second));
         continue;
       }
-      children_node = it->second;
-      children = &children_node;
+      children.emplace(it->second);
     } else {
       Error(At(it->first, file), "unknown key '" + key + "' in group (expected namespace, children)");
     }

@@ -10,6 +10,8 @@
 // SIGKILL. One monitor thread reaps children and does restarts and
 // shutdowns; one reader thread per running process forwards its output.
 // Thread-safe: Stop() may be called from any thread (e.g. a signal thread).
+// The output and events callbacks run on the supervisor's threads (events with
+// its lock held): they must not call back into the Supervisor.
 #pragma once
 
 #include <sys/types.h>
