@@ -248,9 +248,8 @@ Status LlamaModel::Forward(std::span<const SequenceInput> seqs, KvCache& kv, std
   for (int l = 0; l < c.num_layers; ++l) {
     const Layer& L = layers_[l];
     for (int64_t i = 0; i < T; ++i) kernels::RmsNorm(x + i * dim, L.attn_norm.data(), c.rms_eps, xn + i * dim, dim);
-    kernels::MatMul(L.wq, xn, T, q, mm, pool);
-    kernels::MatMul(L.wk, xn, T, k, mm, pool);
-    kernels::MatMul(L.wv, xn, T, v, mm, pool);
+    const kernels::MatMulOutput qkv[] = {{&L.wq, q}, {&L.wk, k}, {&L.wv, v}};
+    kernels::MatMulShared(qkv, xn, T, mm, pool);
     for (int64_t i = 0; i < T; ++i) {
       const float* cs = cos_sin + i * c.rope_dim;
       kernels::RopeNorm(q + i * qd, c.num_heads, c.head_dim, c.rope_dim, cs);
@@ -262,8 +261,8 @@ Status LlamaModel::Forward(std::span<const SequenceInput> seqs, KvCache& kv, std
     kernels::MatMul(L.wo, ws.attn.data(), T, xn, mm, pool);
     for (int64_t i = 0; i < T * dim; ++i) x[i] += xn[i];
     for (int64_t i = 0; i < T; ++i) kernels::RmsNorm(x + i * dim, L.ffn_norm.data(), c.rms_eps, xn + i * dim, dim);
-    kernels::MatMul(L.w_gate, xn, T, gate, mm, pool);
-    kernels::MatMul(L.w_up, xn, T, up, mm, pool);
+    const kernels::MatMulOutput gate_up[] = {{&L.w_gate, gate}, {&L.w_up, up}};
+    kernels::MatMulShared(gate_up, xn, T, mm, pool);
     kernels::SiluMul(gate, up, gate, T * ffn);
     kernels::MatMul(L.w_down, gate, T, xn, mm, pool);
     for (int64_t i = 0; i < T * dim; ++i) x[i] += xn[i];

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/cpu/simd.h"
 #include "kernels/cpu/vec_ops.h"
 
 namespace radixserve::kernels {
@@ -27,8 +28,79 @@ void AttendSlots(const float* q, int group, const KvLayerView& kv, int kv_head, 
 }
 }  // namespace ref
 
+#if RS_HAVE_AVX512
+namespace {
+
+// head_dim = 16 * V, group = G: q and the outputs stay in registers; each key
+// and value row is loaded once for all G heads.
+template <int V, int G>
+void AttendSlotsTiled(const float* q, const KvLayerView& kv, int kv_head, const int32_t* slots, int64_t n_keys,
+                      float scale, float* scores, float* out) {
+  constexpr int kHd = 16 * V;
+  const int64_t head_off = static_cast<int64_t>(kv_head) * kHd;
+  __m512 qv[G][V];
+  for (int g = 0; g < G; ++g)
+    for (int c = 0; c < V; ++c) qv[g][c] = _mm512_mul_ps(_mm512_loadu_ps(q + g * kHd + 16 * c), _mm512_set1_ps(scale));
+  for (int64_t j = 0; j < n_keys; ++j) {
+    const float* k = kv.k + slots[j] * kv.slot_stride + head_off;
+    if (j + 4 < n_keys) {
+      const char* p = reinterpret_cast<const char*>(kv.k + slots[j + 4] * kv.slot_stride + head_off);
+      for (int c = 0; c < V; ++c) _mm_prefetch(p + 64 * c, _MM_HINT_T0);
+    }
+    __m512 kr[V];
+    for (int c = 0; c < V; ++c) kr[c] = _mm512_loadu_ps(k + 16 * c);
+    for (int g = 0; g < G; ++g) {
+      __m512 acc = _mm512_mul_ps(qv[g][0], kr[0]);
+      for (int c = 1; c < V; ++c) acc = _mm512_fmadd_ps(qv[g][c], kr[c], acc);
+      scores[g * n_keys + j] = simd::HorizontalSum(acc);
+    }
+  }
+  for (int g = 0; g < G; ++g) Softmax(scores + g * n_keys, n_keys);
+  __m512 acc[G][V];
+  for (int g = 0; g < G; ++g)
+    for (int c = 0; c < V; ++c) acc[g][c] = _mm512_setzero_ps();
+  for (int64_t j = 0; j < n_keys; ++j) {
+    const float* v = kv.v + slots[j] * kv.slot_stride + head_off;
+    if (j + 4 < n_keys) {
+      const char* p = reinterpret_cast<const char*>(kv.v + slots[j + 4] * kv.slot_stride + head_off);
+      for (int c = 0; c < V; ++c) _mm_prefetch(p + 64 * c, _MM_HINT_T0);
+    }
+    __m512 vr[V];
+    for (int c = 0; c < V; ++c) vr[c] = _mm512_loadu_ps(v + 16 * c);
+    for (int g = 0; g < G; ++g) {
+      const __m512 p = _mm512_set1_ps(scores[g * n_keys + j]);
+      for (int c = 0; c < V; ++c) acc[g][c] = _mm512_fmadd_ps(p, vr[c], acc[g][c]);
+    }
+  }
+  for (int g = 0; g < G; ++g)
+    for (int c = 0; c < V; ++c) _mm512_storeu_ps(out + g * kHd + 16 * c, acc[g][c]);
+}
+
+using TiledFn = void (*)(const float*, const KvLayerView&, int, const int32_t*, int64_t, float, float*, float*);
+
+TiledFn PickTiled(int head_dim, int group) {
+#define RS_TILED_FOR(V)                                  \
+  switch (group) {                                       \
+    case 1: return AttendSlotsTiled<V, 1>;               \
+    case 2: return AttendSlotsTiled<V, 2>;               \
+    case 3: return AttendSlotsTiled<V, 3>;               \
+    case 4: return AttendSlotsTiled<V, 4>;               \
+    default: return nullptr;                             \
+  }
+  if (head_dim == 64) RS_TILED_FOR(4)
+  if (head_dim == 128) RS_TILED_FOR(8)
+#undef RS_TILED_FOR
+  return nullptr;
+}
+
+}  // namespace
+#endif
+
 void AttendSlots(const float* q, int group, const KvLayerView& kv, int kv_head, const int32_t* slots,
                  int64_t n_keys, int head_dim, float scale, float* scores, float* out) {
+#if RS_HAVE_AVX512
+  if (TiledFn fn = PickTiled(head_dim, group)) return fn(q, kv, kv_head, slots, n_keys, scale, scores, out);
+#endif
   const int64_t head_off = static_cast<int64_t>(kv_head) * head_dim;
   // Scores: each key row is read once for all heads of the group.
   for (int64_t j = 0; j < n_keys; ++j) {

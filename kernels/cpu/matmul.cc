@@ -65,26 +65,45 @@ void DequantizeRows(const WeightView& w, int64_t row_begin, int64_t row_end, flo
 
 void MatMul(const WeightView& w, const float* x, int64_t n, float* y, MatMulScratch& scratch,
             ThreadPool& pool) {
-  const int64_t rows = w.rows, cols = w.cols;
-  if (n <= 0 || rows <= 0) return;
-  if (n <= kMatMulStreamMaxBatch) {
-    const BlockQ8_0* xq = nullptr;
+  const MatMulOutput out{&w, y};
+  MatMulShared(std::span<const MatMulOutput>(&out, 1), x, n, scratch, pool);
+}
+
+void MatMulShared(std::span<const MatMulOutput> outputs, const float* x, int64_t n, MatMulScratch& scratch,
+                  ThreadPool& pool) {
+  if (n <= 0 || outputs.empty()) return;
+  const WeightView& first = *outputs[0].w;
+  const int64_t cols = first.cols;
+  const bool stream = n <= kMatMulStreamMaxBatch;
+  const int64_t rows_per_task = stream ? kStreamRowsPerTask : kGemmRowsPerTask;
+  // Task ranges: outputs[i] owns tasks [task_begin[i], task_begin[i + 1]).
+  constexpr size_t kMaxOutputs = 8;
+  int64_t task_begin[kMaxOutputs + 1];
+  const size_t num_out = std::min(outputs.size(), kMaxOutputs);
+  task_begin[0] = 0;
+  for (size_t i = 0; i < num_out; ++i)
+    task_begin[i + 1] = task_begin[i] + (outputs[i].w->rows + rows_per_task - 1) / rows_per_task;
+
+  const BlockQ8_0* xq = nullptr;
+  bool any_q8 = false;
+  for (size_t i = 0; i < num_out; ++i) any_q8 |= outputs[i].w->type == WeightType::kQ8_0;
+  if (stream && any_q8) {
     const int64_t xq_blocks = cols / kQ8BlockSize;
-    if (w.type == WeightType::kQ8_0) {
-      auto* q = static_cast<BlockQ8_0*>(scratch.Quantized(n * xq_blocks * static_cast<int64_t>(sizeof(BlockQ8_0))));
-      for (int64_t t = 0; t < n; ++t) QuantizeRowQ8_0(x + t * cols, q + t * xq_blocks, cols);
-      xq = q;
-    }
-    const int64_t tasks = (rows + kStreamRowsPerTask - 1) / kStreamRowsPerTask;
-    pool.ParallelFor(tasks, [&](int64_t task, int) {
-      const int64_t r0 = task * kStreamRowsPerTask, r1 = std::min(rows, r0 + kStreamRowsPerTask);
-      internal::StreamRows(w, x, xq, n, r0, r1, y);
-    });
-    return;
+    auto* q = static_cast<BlockQ8_0*>(scratch.Quantized(n * xq_blocks * static_cast<int64_t>(sizeof(BlockQ8_0))));
+    for (int64_t t = 0; t < n; ++t) QuantizeRowQ8_0(x + t * cols, q + t * xq_blocks, cols);
+    xq = q;
   }
-  const int64_t tasks = (rows + kGemmRowsPerTask - 1) / kGemmRowsPerTask;
-  pool.ParallelFor(tasks, [&](int64_t task, int thread) {
-    const int64_t r0 = task * kGemmRowsPerTask, r1 = std::min(rows, r0 + kGemmRowsPerTask);
+  pool.ParallelFor(task_begin[num_out], [&](int64_t task, int thread) {
+    size_t o = 0;
+    while (task >= task_begin[o + 1]) ++o;
+    const WeightView& w = *outputs[o].w;
+    float* y = outputs[o].y;
+    const int64_t rows = w.rows;
+    const int64_t r0 = (task - task_begin[o]) * rows_per_task, r1 = std::min(rows, r0 + rows_per_task);
+    if (stream) {
+      internal::StreamRows(w, x, xq, n, r0, r1, y);
+      return;
+    }
     const float* wt;
     if (w.type == WeightType::kF32) {
       wt = reinterpret_cast<const float*>(RowPtr(w, r0));

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "kernels/cpu/thread_pool.h"
@@ -51,6 +52,15 @@ inline constexpr int64_t kMatMulStreamMaxBatch = 8;
 
 void MatMul(const WeightView& w, const float* x, int64_t n, float* y, MatMulScratch& scratch,
             ThreadPool& pool);
+
+// Several matrices with the same input (e.g. Q, K and V): one parallel loop
+// instead of one per matrix. At most 8 outputs; all weights have the same cols.
+struct MatMulOutput {
+  const WeightView* w;
+  float* y;  // [n][w->rows]
+};
+void MatMulShared(std::span<const MatMulOutput> outputs, const float* x, int64_t n, MatMulScratch& scratch,
+                  ThreadPool& pool);
 
 // Converts rows [row_begin, row_end) of w to F32 in out (row-major, cols floats per row).
 void DequantizeRows(const WeightView& w, int64_t row_begin, int64_t row_end, float* out);

@@ -221,8 +221,10 @@ INSTANTIATE_TEST_SUITE_P(
                       MatMulCase{WeightType::kQ8_0, 1}, MatMulCase{WeightType::kQ8_0, 7},
                       MatMulCase{WeightType::kQ8_0, 40}));
 
-TEST(Attention, MatchesReferenceOverScatteredSlots) {
-  const int kv_heads = 2, hd = 16, group = 3;
+class AttentionTest : public ::testing::TestWithParam<std::pair<int, int>> {};
+
+TEST_P(AttentionTest, MatchesReferenceOverScatteredSlots) {
+  const int kv_heads = 2, hd = GetParam().first, group = GetParam().second;
   const int64_t num_slots = 50, n_keys = 23;
   std::vector<float> k = Random(num_slots * kv_heads * hd, 41), v = Random(num_slots * kv_heads * hd, 42);
   std::vector<float> q = Random(group * hd, 43);
@@ -238,6 +240,12 @@ TEST(Attention, MatchesReferenceOverScatteredSlots) {
   for (int g = 0; g < group; ++g)
     for (int d = 0; d < hd; ++d) EXPECT_FLOAT_EQ(out[g * hd + d], v[slots[0] * kv_heads * hd + d]);
 }
+
+// head_dim 64 and 128 with groups 1..4 take the register-tiled kernel; others the generic one.
+INSTANTIATE_TEST_SUITE_P(HeadDimsAndGroups, AttentionTest,
+                         ::testing::Values(std::pair{16, 3}, std::pair{8, 2}, std::pair{64, 1}, std::pair{64, 2},
+                                           std::pair{64, 3}, std::pair{64, 4}, std::pair{64, 6}, std::pair{128, 1},
+                                           std::pair{128, 4}));
 
 TEST(ThreadPool, RunsEveryTaskOnceAcrossManyLoops) {
   for (int threads : {1, 2, 3}) {
