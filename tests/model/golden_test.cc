@@ -11,6 +11,7 @@
 
 #include "core/gguf/gguf_reader.h"
 #include "core/model/llama_model.h"
+#include "core/tokenizer/tokenizer.h"
 
 namespace radixserve::model {
 namespace {
@@ -91,6 +92,19 @@ TEST_P(GoldenTest, GreedyCompletionMatchesLlamaCpp) {
   EXPECT_EQ(generated, expected) << "prompt: " << tc["prompt"].get<std::string>();
   RecordProperty("max_logprob_error", std::to_string(max_err));
   std::printf("max |logprob - golden| = %.5f\n", max_err);
+}
+
+TEST_P(GoldenTest, TokenizerGivesTheGoldenPromptIds) {
+  auto file = gguf::GgufFile::Open(kShared + "/models/stories260K.gguf");
+  ASSERT_TRUE(file.ok());
+  auto tok = Tokenizer::FromGguf(**file);
+  ASSERT_TRUE(tok.ok()) << tok.status().ToString();
+  const auto& tc = (*golden_)["cases"][GetParam()];
+  const std::string prompt = tc["prompt"].get<std::string>();
+  EXPECT_EQ((*tok)->Encode(prompt, /*add_special=*/true, /*parse_special=*/false),
+            tc["prompt_ids"].get<std::vector<int32_t>>());
+  EXPECT_EQ((*tok)->Encode(prompt, /*add_special=*/false, /*parse_special=*/false),
+            tc["prompt_ids_no_bos"].get<std::vector<int32_t>>());
 }
 
 INSTANTIATE_TEST_SUITE_P(AllCases, GoldenTest, ::testing::Range(0, 5));
