@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -89,7 +90,32 @@ Result<pid_t> Spawn(const std::vector<std::string>& argv, const std::string& log
   return pid;
 }
 
+bool Locked(const char* path) {
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool locked = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  if (!locked) ::flock(fd, LOCK_UN);
+  ::close(fd);
+  return locked;
+}
+
+bool RouDiProcessExists() {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    std::string comm = ReadFile(e.path().string() + "/comm");
+    if (comm == "iox-roudi\n") return true;
+  }
+  return false;
+}
+
 }  // namespace
+
+bool RouDiPresent() {
+  // iox-roudi takes iox-unique-roudi.lock first and roudi.lock only after reserving its shared
+  // memory (transport::RouDiRunning checks the latter): check both, and for the process itself.
+  return transport::RouDiRunning() || Locked("/tmp/iox-unique-roudi.lock") || Locked("/tmp/roudi.lock") ||
+         RouDiProcessExists();
+}
 
 int PickFreePort() {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -186,7 +212,7 @@ Status Pipeline::StartRouDi() {
   std::string log = dir_ + "/roudi.log";
   while (true) {
     // One RouDi per machine: let another test's RouDi finish first.
-    while (transport::RouDiRunning()) {
+    while (RouDiPresent()) {
       if (Clock::now() >= deadline)
         return Status::Unavailable("another iceoryx RouDi kept running for " +
                                    std::to_string(options_.roudi_wait.count()) + " s");
@@ -204,7 +230,10 @@ Status Pipeline::StartRouDi() {
       std::this_thread::sleep_for(milliseconds(20));
     }
     // It exited: lost a race with another RouDi (wait again), or a real failure.
-    if (ReadFile(log).find("already running") == std::string::npos || Clock::now() >= deadline)
+    std::string text = ReadFile(log);
+    bool lost_race = text.find("already running") != std::string::npos ||
+                     text.find("ROUDI_STILL_RUNNING") != std::string::npos;
+    if (!lost_race || Clock::now() >= deadline)
       return Status::Unavailable("radixserve roudi " + DescribeExit(Find("roudi")->exit_status));
   }
 }
@@ -282,8 +311,8 @@ std::string Pipeline::Stop() {
     // A killed RouDi leaves its segments and lock files: remove them once its lock is free.
     if (was_running && !(WIFEXITED(roudi->exit_status) && WEXITSTATUS(roudi->exit_status) == 0)) {
       auto deadline = Clock::now() + std::chrono::seconds(5);
-      while (transport::RouDiRunning() && Clock::now() < deadline) std::this_thread::sleep_for(milliseconds(20));
-      if (!transport::RouDiRunning()) {
+      while (RouDiPresent() && Clock::now() < deadline) std::this_thread::sleep_for(milliseconds(20));
+      if (!RouDiPresent()) {
         transport::RemoveRouDiLeftovers();
         report += "RouDi did not exit cleanly (" + DescribeExit(roudi->exit_status) + "): removed its leftovers\n";
       }
@@ -321,7 +350,7 @@ void PipelineEnvironment::TearDown() {
   for (const char* n : {"roudi", "worker", "detokenizer", "scheduler", "api"})
     EXPECT_FALSE(pipeline_->Alive(n)) << n << " is still running";
   // Nothing of ours may stay in /dev/shm (unless someone else's RouDi started meanwhile).
-  if (!transport::RouDiRunning()) {
+  if (!RouDiPresent()) {
     EXPECT_FALSE(fs::exists("/dev/shm/iceoryx_mgmt")) << "RouDi left /dev/shm behind";
   }
   if (!::testing::UnitTest::GetInstance()->Failed()) {

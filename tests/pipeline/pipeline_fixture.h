@@ -105,6 +105,9 @@ class PipelineEnvironment : public ::testing::Environment {
 PipelineEnvironment* RegisterPipeline(PipelineOptions options);
 PipelineEnvironment* Env();
 
+// True when any iceoryx RouDi is running or starting on this machine.
+bool RouDiPresent();
+
 // A free TCP port on 127.0.0.1 (bound, read back, released).
 int PickFreePort();
 
