@@ -77,6 +77,7 @@ control::ControlReply FanOutCommunicator::Merge(const std::vector<control::Contr
   if (!replies.empty()) {
     merged.set_call_id(replies.front().call_id());
     merged.set_json(replies.front().json());
+    merged.set_responder(replies.front().responder());
   }
   return merged;
 }

@@ -69,6 +69,7 @@ ApiNode::ApiNode(NodeContext ctx) : Node(std::move(ctx)) {
                          true);
   params().DeclareInt("max_payload", 4 << 20, 4096, 1 << 30, "largest shared-memory chunk in bytes", true);
   params().DeclareInt("control_timeout_ms", 10000, 1, 600000, "how long a control call may take");
+  params().DeclareInt("drain_timeout_s", 30, 0, 3600, "on shutdown, how long running requests may take to finish");
 }
 
 ApiNode::~ApiNode() { Shutdown(); }
@@ -130,6 +131,7 @@ Status ApiNode::OnConfigure() {
 
 Status ApiNode::OnActivate() {
   running_.store(true);
+  draining_.store(false);
   receiver_ = std::thread([this] { ReceiveLoop(); });
   Status s = server_->Start();
   if (!s.ok()) {
@@ -143,6 +145,19 @@ Status ApiNode::OnActivate() {
 }
 
 Status ApiNode::OnDeactivate() {
+  // Drain: refuse new requests, let running ones finish (up to drain_timeout_s), then close.
+  draining_.store(true);
+  auto deadline = Clock::now() + std::chrono::seconds(params().GetInt("drain_timeout_s"));
+  size_t left = 0;
+  while (Clock::now() < deadline) {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      left = pending_.size();
+    }
+    if (left == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (left > 0) LOG(WARNING) << name() << ": " << left << " requests still running after the drain timeout";
   server_->Stop();  // aborts in-flight requests of closed connections
   running_.store(false);
   waiter_->Wake();
@@ -180,6 +195,7 @@ Result<std::string> ApiNode::Detokenize(std::span<const int32_t> ids, bool skip_
 }
 
 Status ApiNode::Submit(const api::GenerateRequest& request, std::shared_ptr<api::ResponseSink> sink) {
+  if (draining_.load()) return Status::Unavailable("the server is shutting down");
   uint64_t rid = 0;
   {
     std::lock_guard<std::mutex> l(mu_);

@@ -92,6 +92,7 @@ class ApiNode : public Node, public api::ApiBackend {
   std::unique_ptr<transport::FanOutCommunicator> comm_;
   std::thread receiver_;
   std::atomic<bool> running_{false};
+  std::atomic<bool> draining_{false};  // shutting down: new requests are refused, running ones finish
 
   std::mutex mu_;
   uint64_t next_rid_ = 1;

@@ -1,0 +1,275 @@
+// `radixserve launch FILE [name:=value ...]`: starts a pipeline from a launch file.
+//
+// Plans and validates the launch, starts an iceoryx RouDi sized for it (unless one is running),
+// starts the processes in dependency order waiting for each to report ready on the node_status
+// topic, prints the URL once the server takes requests, and supervises: respawns, stops everything
+// when a required process or RouDi dies. SIGINT/SIGTERM stop it in order (the api node drains
+// running requests first); a second signal kills everything at once.
+#include <CLI/CLI.hpp>
+#include <glog/logging.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "core/modelgen/default_model.h"
+#include "launch/launch_plan.h"
+#include "launch/roudi_sizing.h"
+#include "launch/supervisor.h"
+#include "nodes/node.h"
+#include "tools/command.h"
+#include "tools/signals.h"
+#include "transport/channel.h"
+#include "transport/messages.h"
+#include "transport/roudi_process.h"
+
+namespace radixserve::tools {
+namespace {
+
+struct LaunchCliOptions {
+  std::string file;
+  std::vector<std::string> args;
+  int ready_timeout_s = 300;
+  int stop_timeout_s = 45;  // above the api node's drain timeout (30 s)
+};
+
+int Fail(const std::string& msg) {
+  std::fprintf(stderr, "radixserve launch: %s\n", msg.c_str());
+  return 1;
+}
+
+// Watches node_status topics and answers "is every node of process X ready".
+class ReadinessWatcher {
+ public:
+  Status Start(const std::vector<std::string>& namespaces) {
+    for (const auto& ns : namespaces) {
+      transport::ChannelOptions o;
+      o.block_when_full = false;
+      RS_ASSIGN_OR_RETURN(auto sub, transport::Subscriber::Create({ns, "node_status"}, o));
+      subs_.push_back(std::move(sub));
+    }
+    thread_ = std::thread([this] { Loop(); });
+    return Status::Ok();
+  }
+  void Stop() {
+    stop_.store(true);
+    if (thread_.joinable()) thread_.join();
+    subs_.clear();
+  }
+  bool Ready(const std::vector<std::string>& nodes) {
+    std::lock_guard<std::mutex> l(mu_);
+    for (const auto& n : nodes) {
+      auto it = state_.find(n);
+      if (it == state_.end() || !it->second.first) return false;
+    }
+    return true;
+  }
+  std::string StateOf(const std::string& node) {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = state_.find(node);
+    return it == state_.end() ? "starting" : it->second.second;
+  }
+
+ private:
+  void Loop() {
+    while (!stop_.load()) {
+      for (auto& s : subs_) {
+        while (transport::Received r = s->TryTake()) {
+          auto m = transport::ValidateNodeStatus(r.data(), r.size());
+          if (!m.ok()) continue;
+          std::lock_guard<std::mutex> l(mu_);
+          state_[(*m)->name] = {(*m)->ready != 0, nodes::NodeStateName(static_cast<nodes::NodeState>((*m)->state))};
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  std::vector<std::unique_ptr<transport::Subscriber>> subs_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::map<std::string, std::pair<bool, std::string>> state_;  // node -> (ready, lifecycle state)
+};
+
+bool HasArg(const std::vector<std::string>& args, const std::string& name) {
+  for (const auto& a : args)
+    if (a.rfind(name + ":=", 0) == 0) return true;
+  return false;
+}
+
+// Every node must know the largest chunk RouDi offers: append it as a parameter.
+void AddMaxPayload(launch::ProcessPlan& p, uint32_t max_payload) {
+  for (const auto& n : p.nodes) {
+    p.argv.push_back("-p");
+    std::string prefix = p.kind == launch::ProcessPlan::Kind::kContainer ? n.name + "." : "";
+    p.argv.push_back(prefix + "max_payload:=" + std::to_string(max_payload));
+  }
+}
+
+int RunLaunch(const LaunchCliOptions& o) {
+  std::vector<std::string> args = o.args;
+  // The built-in default model when the launch takes a model and none was given.
+  if (!HasArg(args, "model")) {
+    std::string cache = modelgen::CacheDirectory();
+    std::fprintf(stderr, "[launch] no model:= given: using the built-in default model (in %s)\n", cache.c_str());
+    auto path = modelgen::EnsureDefaultModel();
+    if (!path.ok()) return Fail(path.status().message());
+    args.push_back("model:=" + *path);
+  }
+  launch::LaunchOptions lo;
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  lo.plan.binary = ec ? "radixserve" : exe.string();
+  auto plan = launch::PlanLaunch(o.file, args, lo);
+  if (!plan.ok()) return Fail(plan.status().message());
+
+  // RouDi: ours, sized for the plan, unless one is already running.
+  transport::RouDiProcess roudi;
+  launch::MessageBounds bounds;
+  auto cfg = launch::RouDiConfigForPlan(*plan, &bounds);
+  if (!cfg.ok()) return Fail(cfg.status().message());
+  uint32_t max_payload = cfg->max_payload();
+  if (transport::RouDiRunning()) {
+    std::fprintf(stderr, "[launch] using the iceoryx RouDi already running (its pools must hold %u-byte messages)\n",
+                 max_payload);
+  } else {
+    std::string cfg_path = (std::filesystem::temp_directory_path() /
+                            ("radixserve-roudi-" + std::to_string(getpid()) + ".toml")).string();
+    Status s = roudi.Start(*cfg, cfg_path);
+    if (!s.ok()) return Fail("cannot start RouDi: " + s.message());
+    std::fprintf(stderr, "[launch] RouDi started (largest message %u bytes, %.1f MiB of pools)\n", max_payload,
+                 double(cfg->total_bytes()) / (1 << 20));
+  }
+  for (auto& p : plan->processes) AddMaxPayload(p, max_payload);
+
+  std::atomic<bool> stopping{false};
+  std::atomic<bool> roudi_stopping{false};  // RouDi signals its clients (us too) when it stops
+  launch::Supervisor* sup_ptr = nullptr;
+  transport::RouDiProcess* roudi_ptr = &roudi;
+  InstallStopSignals(
+      [&] {
+        std::fprintf(stderr, "[launch] stopping: draining running requests (signal again to stop at once)\n");
+        stopping.store(true);
+        if (sup_ptr) sup_ptr->Stop();
+      },
+      [&] {
+        if (roudi_stopping.load()) return;  // RouDi's own SIGTERM during our shutdown
+        std::fprintf(stderr, "[launch] second signal: killing every process now\n");
+        if (sup_ptr)
+          for (const auto& p : plan->processes)
+            if (pid_t pid = sup_ptr->pid(p.name); pid > 0) ::kill(-pid, SIGKILL);
+        if (roudi_ptr->pid() > 0) ::kill(roudi_ptr->pid(), SIGKILL);
+        transport::RemoveRouDiLeftovers();
+        _exit(130);
+      });
+
+  Status init = transport::InitRuntime("radixserve_launch_" + std::to_string(getpid()));
+  if (!init.ok()) return Fail(init.message());
+  std::vector<std::string> namespaces;
+  for (const auto& p : plan->processes)
+    if (std::find(namespaces.begin(), namespaces.end(), p.ns) == namespaces.end()) namespaces.push_back(p.ns);
+  ReadinessWatcher watcher;
+  if (Status s = watcher.Start(namespaces); !s.ok()) return Fail(s.message());
+
+  std::map<std::string, std::vector<std::string>> nodes_of;
+  std::vector<launch::SupervisedProcess> procs;
+  for (const auto& p : plan->processes) {
+    for (const auto& n : p.nodes) nodes_of[p.name].push_back(n.name);
+    procs.push_back(launch::FromPlan(p));
+  }
+  launch::SupervisorOptions so;
+  so.stop_timeout = std::chrono::seconds(o.stop_timeout_s);
+  launch::Supervisor sup(so);
+  sup_ptr = &sup;
+
+  // Progress while each process loads: its nodes' lifecycle states, once a second.
+  std::atomic<bool> starting{true};
+  std::string current;
+  std::mutex current_mu;
+  std::thread progress([&] {
+    auto t0 = std::chrono::steady_clock::now();
+    while (starting.load()) {
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      std::lock_guard<std::mutex> l(current_mu);
+      if (!starting.load() || current.empty()) continue;
+      std::string states;
+      for (const auto& n : nodes_of[current]) states += (states.empty() ? "" : ", ") + n + " " + watcher.StateOf(n);
+      std::fprintf(stderr, "[launch] waiting for %s (%s) %.0f s\n", current.c_str(), states.c_str(),
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+  });
+  auto t_start = std::chrono::steady_clock::now();
+  Status started = sup.StartInOrder(
+      procs,
+      [&](const std::string& name) {
+        {
+          std::lock_guard<std::mutex> l(current_mu);
+          current = name;
+        }
+        return watcher.Ready(nodes_of[name]);
+      },
+      std::chrono::seconds(o.ready_timeout_s));
+  starting.store(false);
+  progress.join();
+  if (!started.ok()) {
+    watcher.Stop();
+    roudi_stopping.store(true);
+    roudi.Stop();
+    return Fail(started.message());
+  }
+
+  std::string port = "30000", host = "127.0.0.1";
+  for (const auto* api : plan->NodesOf("api")) {
+    port = api->Param("port", port);
+    host = api->Param("host", host);
+  }
+  std::printf("radixserve is ready: http://%s:%s/v1 (%zu processes, started in %.1f s)\n", host.c_str(), port.c_str(),
+              plan->processes.size(),
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count());
+  std::fflush(stdout);
+
+  // RouDi dying orphans every iceoryx client: stop the pipeline and say so.
+  std::atomic<bool> roudi_died{false};
+  std::thread roudi_watch([&] {
+    while (!stopping.load()) {
+      if (roudi.pid() > 0 && !roudi.running()) {
+        roudi_died.store(true);
+        std::fprintf(stderr, "[launch] RouDi died: iceoryx clients cannot reattach, stopping the pipeline\n");
+        stopping.store(true);
+        sup.Stop();
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  });
+  Status result = sup.Wait();
+  stopping.store(true);
+  roudi_watch.join();
+  watcher.Stop();
+  roudi_stopping.store(true);
+  roudi.Stop();
+  if (roudi_died.load()) return Fail("stopped because RouDi died");
+  if (!result.ok()) return Fail(result.message());
+  std::fprintf(stderr, "[launch] stopped\n");
+  return 0;
+}
+
+CommandRegistrar reg({"launch", "Start a pipeline from a launch file",
+                      [](CLI::App& app) -> std::function<int()> {
+                        auto o = std::make_shared<LaunchCliOptions>();
+                        app.add_option("file", o->file, "Launch file (YAML)")->required();
+                        app.add_option("args", o->args, "Launch arguments name:=value");
+                        app.add_option("--ready-timeout", o->ready_timeout_s, "Seconds a process may take to be ready")
+                            ->capture_default_str();
+                        app.add_option("--stop-timeout", o->stop_timeout_s, "Seconds a process may take to stop")
+                            ->capture_default_str();
+                        return [o] { return RunLaunch(*o); };
+                      }});
+
+}  // namespace
+}  // namespace radixserve::tools
