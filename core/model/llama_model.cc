@@ -97,6 +97,7 @@ Result<std::unique_ptr<LlamaModel>> LlamaModel::Load(std::shared_ptr<const gguf:
     return Status::InvalidArgument("num_threads must be in [1, 256], got " + std::to_string(options.num_threads));
   auto m = std::unique_ptr<LlamaModel>(new LlamaModel());
   m->file_ = std::move(file);
+  m->kv_type_ = options.kv_type;
   RS_ASSIGN_OR_RETURN(m->config_, LlamaConfig::FromGguf(*m->file_));
   RS_RETURN_IF_ERROR(m->LoadWeights());
   const LlamaConfig& c = m->config_;
@@ -182,7 +183,7 @@ void LlamaModel::Attention(int layer, std::span<const SequenceInput> seqs, KvCac
   const int group = c.num_heads / c.num_kv_heads;
   const int hd = c.head_dim;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  const kernels::KvLayerView view{kv.k(layer), kv.v(layer), c.kv_dim()};
+  const kernels::KvLayerView view = kv.Layer(layer);
   const float* q = ws.q.data();
   float* out = ws.attn.data();
   pool_->ParallelFor(T * c.num_kv_heads, [&](int64_t task, int thread) {
@@ -254,8 +255,7 @@ Status LlamaModel::Forward(std::span<const SequenceInput> seqs, KvCache& kv, std
       const float* cs = cos_sin + i * c.rope_dim;
       kernels::RopeNorm(q + i * qd, c.num_heads, c.head_dim, c.rope_dim, cs);
       kernels::RopeNorm(k + i * kvd, c.num_kv_heads, c.head_dim, c.rope_dim, cs);
-      std::memcpy(kv.k(l, token_slot[i]), k + i * kvd, kvd * sizeof(float));
-      std::memcpy(kv.v(l, token_slot[i]), v + i * kvd, kvd * sizeof(float));
+      kv.Write(l, token_slot[i], k + i * kvd, v + i * kvd);
     }
     Attention(l, seqs, kv, T);
     kernels::MatMul(L.wo, ws.attn.data(), T, xn, mm, pool);

@@ -31,7 +31,8 @@
 namespace radixserve::model {
 
 struct ModelOptions {
-  int num_threads = 2;  // compute threads (the caller's thread counts as one)
+  int num_threads = 2;            // compute threads (the caller's thread counts as one)
+  KvType kv_type = KvType::kF32;  // element type of caches made by CreateKvCache
 };
 
 struct SequenceInput {
@@ -55,9 +56,9 @@ class LlamaModel {
   const LlamaConfig& config() const { return config_; }
   int num_threads() const { return pool_->num_threads(); }
 
-  // A KV cache shaped for this model.
+  // A KV cache shaped for this model, of ModelOptions::kv_type.
   Result<std::unique_ptr<KvCache>> CreateKvCache(int64_t num_slots) const {
-    return KvCache::Create(config_, num_slots);
+    return KvCache::Create(config_, num_slots, kv_type_);
   }
 
   // Runs the batch; see the class comment. Invalid inputs give InvalidArgument
@@ -80,6 +81,7 @@ class LlamaModel {
 
   std::shared_ptr<const gguf::GgufFile> file_;
   LlamaConfig config_;
+  KvType kv_type_ = KvType::kF32;
   kernels::WeightView token_embd_, output_;
   std::vector<float> output_norm_;
   std::vector<Layer> layers_;

@@ -3,27 +3,36 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/cpu/convert.h"
 #include "kernels/cpu/simd.h"
 #include "kernels/cpu/vec_ops.h"
 
 namespace radixserve::kernels {
 
+namespace {
+// Element d of a K or V row, whatever the storage type.
+inline float KvAt(const void* base, const KvLayerView& kv, int64_t slot, int64_t off) {
+  const int64_t i = slot * kv.slot_stride + off;
+  return kv.f16 ? Fp16ToFp32(static_cast<const uint16_t*>(base)[i]) : static_cast<const float*>(base)[i];
+}
+}  // namespace
+
 namespace ref {
 void AttendSlots(const float* q, int group, const KvLayerView& kv, int kv_head, const int32_t* slots,
                  int64_t n_keys, int head_dim, float scale, float* scores, float* out) {
+  const int64_t head_off = static_cast<int64_t>(kv_head) * head_dim;
   for (int g = 0; g < group; ++g) {
     float* s = scores + g * n_keys;
     for (int64_t j = 0; j < n_keys; ++j) {
-      const float* k = kv.k + slots[j] * kv.slot_stride + static_cast<int64_t>(kv_head) * head_dim;
-      s[j] = ref::DotF32(q + g * head_dim, k, head_dim) * scale;
+      double dot = 0.0;
+      for (int d = 0; d < head_dim; ++d) dot += double(q[g * head_dim + d]) * KvAt(kv.k, kv, slots[j], head_off + d);
+      s[j] = static_cast<float>(dot) * scale;
     }
     ref::Softmax(s, n_keys);
     float* o = out + g * head_dim;
     std::fill(o, o + head_dim, 0.0f);
-    for (int64_t j = 0; j < n_keys; ++j) {
-      const float* v = kv.v + slots[j] * kv.slot_stride + static_cast<int64_t>(kv_head) * head_dim;
-      for (int d = 0; d < head_dim; ++d) o[d] += s[j] * v[d];
-    }
+    for (int64_t j = 0; j < n_keys; ++j)
+      for (int d = 0; d < head_dim; ++d) o[d] += s[j] * KvAt(kv.v, kv, slots[j], head_off + d);
   }
 }
 }  // namespace ref
@@ -33,7 +42,21 @@ namespace {
 
 // head_dim = 16 * V, group = G: q and the outputs stay in registers; each key
 // and value row is loaded once for all G heads.
-template <int V, int G>
+template <bool kF16>
+inline __m512 Load16(const void* base, int64_t i) {
+  if constexpr (kF16) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(static_cast<const uint16_t*>(base) + i)));
+  } else {
+    return _mm512_loadu_ps(static_cast<const float*>(base) + i);
+  }
+}
+
+template <bool kF16>
+inline const char* RowAddr(const void* base, int64_t i) {
+  return static_cast<const char*>(base) + i * (kF16 ? 2 : 4);
+}
+
+template <bool kF16, int V, int G>
 void AttendSlotsTiled(const float* q, const KvLayerView& kv, int kv_head, const int32_t* slots, int64_t n_keys,
                       float scale, float* scores, float* out) {
   constexpr int kHd = 16 * V;
@@ -41,14 +64,15 @@ void AttendSlotsTiled(const float* q, const KvLayerView& kv, int kv_head, const 
   __m512 qv[G][V];
   for (int g = 0; g < G; ++g)
     for (int c = 0; c < V; ++c) qv[g][c] = _mm512_mul_ps(_mm512_loadu_ps(q + g * kHd + 16 * c), _mm512_set1_ps(scale));
+  constexpr int kLines = kF16 ? (V + 1) / 2 : V;  // cache lines per row
   for (int64_t j = 0; j < n_keys; ++j) {
-    const float* k = kv.k + slots[j] * kv.slot_stride + head_off;
+    const int64_t k = slots[j] * kv.slot_stride + head_off;
     if (j + 4 < n_keys) {
-      const char* p = reinterpret_cast<const char*>(kv.k + slots[j + 4] * kv.slot_stride + head_off);
-      for (int c = 0; c < V; ++c) _mm_prefetch(p + 64 * c, _MM_HINT_T0);
+      const char* p = RowAddr<kF16>(kv.k, slots[j + 4] * kv.slot_stride + head_off);
+      for (int c = 0; c < kLines; ++c) _mm_prefetch(p + 64 * c, _MM_HINT_T0);
     }
     __m512 kr[V];
-    for (int c = 0; c < V; ++c) kr[c] = _mm512_loadu_ps(k + 16 * c);
+    for (int c = 0; c < V; ++c) kr[c] = Load16<kF16>(kv.k, k + 16 * c);
     for (int g = 0; g < G; ++g) {
       __m512 acc = _mm512_mul_ps(qv[g][0], kr[0]);
       for (int c = 1; c < V; ++c) acc = _mm512_fmadd_ps(qv[g][c], kr[c], acc);
@@ -60,13 +84,13 @@ void AttendSlotsTiled(const float* q, const KvLayerView& kv, int kv_head, const 
   for (int g = 0; g < G; ++g)
     for (int c = 0; c < V; ++c) acc[g][c] = _mm512_setzero_ps();
   for (int64_t j = 0; j < n_keys; ++j) {
-    const float* v = kv.v + slots[j] * kv.slot_stride + head_off;
+    const int64_t v = slots[j] * kv.slot_stride + head_off;
     if (j + 4 < n_keys) {
-      const char* p = reinterpret_cast<const char*>(kv.v + slots[j + 4] * kv.slot_stride + head_off);
-      for (int c = 0; c < V; ++c) _mm_prefetch(p + 64 * c, _MM_HINT_T0);
+      const char* p = RowAddr<kF16>(kv.v, slots[j + 4] * kv.slot_stride + head_off);
+      for (int c = 0; c < kLines; ++c) _mm_prefetch(p + 64 * c, _MM_HINT_T0);
     }
     __m512 vr[V];
-    for (int c = 0; c < V; ++c) vr[c] = _mm512_loadu_ps(v + 16 * c);
+    for (int c = 0; c < V; ++c) vr[c] = Load16<kF16>(kv.v, v + 16 * c);
     for (int g = 0; g < G; ++g) {
       const __m512 p = _mm512_set1_ps(scores[g * n_keys + j]);
       for (int c = 0; c < V; ++c) acc[g][c] = _mm512_fmadd_ps(p, vr[c], acc[g][c]);
@@ -78,13 +102,14 @@ void AttendSlotsTiled(const float* q, const KvLayerView& kv, int kv_head, const 
 
 using TiledFn = void (*)(const float*, const KvLayerView&, int, const int32_t*, int64_t, float, float*, float*);
 
+template <bool kF16>
 TiledFn PickTiled(int head_dim, int group) {
 #define RS_TILED_FOR(V)                                  \
   switch (group) {                                       \
-    case 1: return AttendSlotsTiled<V, 1>;               \
-    case 2: return AttendSlotsTiled<V, 2>;               \
-    case 3: return AttendSlotsTiled<V, 3>;               \
-    case 4: return AttendSlotsTiled<V, 4>;               \
+    case 1: return AttendSlotsTiled<kF16, V, 1>;         \
+    case 2: return AttendSlotsTiled<kF16, V, 2>;         \
+    case 3: return AttendSlotsTiled<kF16, V, 3>;         \
+    case 4: return AttendSlotsTiled<kF16, V, 4>;         \
     default: return nullptr;                             \
   }
   if (head_dim == 64) RS_TILED_FOR(4)
@@ -99,20 +124,22 @@ TiledFn PickTiled(int head_dim, int group) {
 void AttendSlots(const float* q, int group, const KvLayerView& kv, int kv_head, const int32_t* slots,
                  int64_t n_keys, int head_dim, float scale, float* scores, float* out) {
 #if RS_HAVE_AVX512
-  if (TiledFn fn = PickTiled(head_dim, group)) return fn(q, kv, kv_head, slots, n_keys, scale, scores, out);
+  if (TiledFn fn = kv.f16 ? PickTiled<true>(head_dim, group) : PickTiled<false>(head_dim, group))
+    return fn(q, kv, kv_head, slots, n_keys, scale, scores, out);
 #endif
+  if (kv.f16) return ref::AttendSlots(q, group, kv, kv_head, slots, n_keys, head_dim, scale, scores, out);
   const int64_t head_off = static_cast<int64_t>(kv_head) * head_dim;
+  const float* kbase = static_cast<const float*>(kv.k);
+  const float* vbase = static_cast<const float*>(kv.v);
   // Scores: each key row is read once for all heads of the group.
   for (int64_t j = 0; j < n_keys; ++j) {
-    const float* k = kv.k + slots[j] * kv.slot_stride + head_off;
-    if (j + 4 < n_keys) __builtin_prefetch(kv.k + slots[j + 4] * kv.slot_stride + head_off);
+    const float* k = kbase + slots[j] * kv.slot_stride + head_off;
     for (int g = 0; g < group; ++g) scores[g * n_keys + j] = DotF32(q + g * head_dim, k, head_dim) * scale;
   }
   for (int g = 0; g < group; ++g) Softmax(scores + g * n_keys, n_keys);
   std::fill(out, out + static_cast<int64_t>(group) * head_dim, 0.0f);
   for (int64_t j = 0; j < n_keys; ++j) {
-    const float* v = kv.v + slots[j] * kv.slot_stride + head_off;
-    if (j + 4 < n_keys) __builtin_prefetch(kv.v + slots[j + 4] * kv.slot_stride + head_off);
+    const float* v = vbase + slots[j] * kv.slot_stride + head_off;
     for (int g = 0; g < group; ++g) Axpy(scores[g * n_keys + j], v, out + g * head_dim, head_dim);
   }
 }

@@ -1,5 +1,5 @@
 // Attention of query heads over keys/values gathered from a slot-indexed KV
-// buffer (layout [slot][kv_heads][head_dim] per layer, F32).
+// buffer (layout [slot][kv_heads][head_dim] per layer, F32 or F16).
 // Pure function over caller buffers; thread-safe.
 #pragma once
 
@@ -8,9 +8,10 @@
 namespace radixserve::kernels {
 
 struct KvLayerView {
-  const float* k = nullptr;   // [slots][kv_heads][head_dim]
-  const float* v = nullptr;
-  int64_t slot_stride = 0;    // floats between consecutive slots (kv_heads * head_dim)
+  const void* k = nullptr;    // [slots][kv_heads][head_dim]
+  const void* v = nullptr;
+  int64_t slot_stride = 0;    // elements between consecutive slots (kv_heads * head_dim)
+  bool f16 = false;           // elements are F16 (else F32)
 };
 
 // For `group` query heads that share kv head `kv_head`: q is [group][head_dim]

@@ -228,17 +228,26 @@ TEST_P(AttentionTest, MatchesReferenceOverScatteredSlots) {
   const int64_t num_slots = 50, n_keys = 23;
   std::vector<float> k = Random(num_slots * kv_heads * hd, 41), v = Random(num_slots * kv_heads * hd, 42);
   std::vector<float> q = Random(group * hd, 43);
+  std::vector<uint16_t> k16(k.size()), v16(v.size());
+  ConvertF32ToF16(k.data(), k16.data(), k.size());
+  ConvertF32ToF16(v.data(), v16.data(), v.size());
   std::vector<int32_t> slots(n_keys);
   for (int64_t i = 0; i < n_keys; ++i) slots[i] = static_cast<int32_t>((i * 17 + 3) % num_slots);
-  KvLayerView view{k.data(), v.data(), kv_heads * hd};
-  std::vector<float> scores(group * n_keys), out(group * hd), rout(group * hd);
-  AttendSlots(q.data(), group, view, 1, slots.data(), n_keys, hd, 0.25f, scores.data(), out.data());
-  ref::AttendSlots(q.data(), group, view, 1, slots.data(), n_keys, hd, 0.25f, scores.data(), rout.data());
-  for (int i = 0; i < group * hd; ++i) EXPECT_NEAR(out[i], rout[i], 1e-5f);
-  // One key: the output is that key's value.
-  AttendSlots(q.data(), group, view, 0, slots.data(), 1, hd, 0.25f, scores.data(), out.data());
-  for (int g = 0; g < group; ++g)
-    for (int d = 0; d < hd; ++d) EXPECT_FLOAT_EQ(out[g * hd + d], v[slots[0] * kv_heads * hd + d]);
+  for (bool f16 : {false, true}) {
+    KvLayerView view{f16 ? static_cast<const void*>(k16.data()) : k.data(),
+                     f16 ? static_cast<const void*>(v16.data()) : v.data(), kv_heads * hd, f16};
+    std::vector<float> scores(group * n_keys), out(group * hd), rout(group * hd);
+    AttendSlots(q.data(), group, view, 1, slots.data(), n_keys, hd, 0.25f, scores.data(), out.data());
+    ref::AttendSlots(q.data(), group, view, 1, slots.data(), n_keys, hd, 0.25f, scores.data(), rout.data());
+    for (int i = 0; i < group * hd; ++i) EXPECT_NEAR(out[i], rout[i], 1e-5f) << "f16 " << f16;
+    // One key: the output is that key's value.
+    AttendSlots(q.data(), group, view, 0, slots.data(), 1, hd, 0.25f, scores.data(), out.data());
+    for (int g = 0; g < group; ++g)
+      for (int d = 0; d < hd; ++d) {
+        const int64_t i = slots[0] * kv_heads * hd + d;
+        EXPECT_FLOAT_EQ(out[g * hd + d], f16 ? Fp16ToFp32(v16[i]) : v[i]);
+      }
+  }
 }
 
 // head_dim 64 and 128 with groups 1..4 take the register-tiled kernel; others the generic one.

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <cmath>
 #include <numeric>
 #include <random>
@@ -107,12 +108,13 @@ struct ModelCase {
   std::string name;
   std::function<std::shared_ptr<const gguf::GgufFile>()> make;
   double tolerance;
+  KvType kv = KvType::kF32;
 };
 
 class BatchTest : public ::testing::TestWithParam<ModelCase> {};
 
 void CheckBatchMatchesAlone(const ModelCase& mc, const std::vector<SeqCase>& cases) {
-  auto model = LlamaModel::Load(mc.make(), ModelOptions{2});
+  auto model = LlamaModel::Load(mc.make(), ModelOptions{2, mc.kv});
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   LlamaModel& m = **model;
   const int vocab = m.config().vocab_size;
@@ -182,7 +184,10 @@ INSTANTIATE_TEST_SUITE_P(
                       ModelCase{"tiny_f16", Tiny(gguf::TensorType::kF16), 1e-4},
                       ModelCase{"tiny_bf16", Tiny(gguf::TensorType::kBF16), 1e-4},
                       // Q8_0: small batches quantise activations (int8 dot), large ones do not (sgemm).
-                      ModelCase{"tiny_q8_0", Tiny(gguf::TensorType::kQ8_0), 3e-2}),
+                      ModelCase{"tiny_q8_0", Tiny(gguf::TensorType::kQ8_0), 3e-2},
+                      // F16 KV cache: both sides store the same rounded values.
+                      ModelCase{"stories260K_kv_f16", Stories, 1e-4, KvType::kF16},
+                      ModelCase{"tiny_f16_kv_f16", Tiny(gguf::TensorType::kF16), 1e-4, KvType::kF16}),
     [](const ::testing::TestParamInfo<ModelCase>& i) { return i.param.name; });
 
 TEST(ModelLoad, RefusesUnsupportedWeightTypeNamingIt) {
