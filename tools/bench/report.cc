@@ -30,10 +30,8 @@ std::string Num(double v, int decimals = 2) {
   return buf;
 }
 
-void SummaryLines(std::string* out, const char* name, const Summary& s) {
-  char title[64];
-  std::snprintf(title, sizeof(title), "---------------%s---------------", name);
-  *out += std::string(title) + "\n";
+void SummaryLines(std::string* out, const char* title, const char* name, const Summary& s) {
+  *out += std::string("---------------") + title + "---------------\n";
   const std::string n(name);
   Line(out, ("Mean " + n + " (ms):").c_str(), Num(s.mean));
   Line(out, ("Median " + n + " (ms):").c_str(), Num(s.median));
@@ -94,10 +92,10 @@ std::string FormatReport(const BenchReport& r) {
   Line(&out, "Output token throughput (tok/s):", Num(r.output_throughput));
   Line(&out, "Total token throughput (tok/s):", Num(r.total_throughput));
   Line(&out, "Concurrency:", Num(r.concurrency));
-  SummaryLines(&out, "End-to-End Latency", r.e2e_ms);
-  SummaryLines(&out, "Time to First Token", r.ttft_ms);
-  SummaryLines(&out, "Time per Output Token (excl. 1st token)", r.tpot_ms);
-  SummaryLines(&out, "Inter-Token Latency", r.itl_ms);
+  SummaryLines(&out, "End-to-End Latency", "E2E Latency", r.e2e_ms);
+  SummaryLines(&out, "Time to First Token", "TTFT", r.ttft_ms);
+  SummaryLines(&out, "Time per Output Token (excl. 1st token)", "TPOT", r.tpot_ms);
+  SummaryLines(&out, "Inter-Token Latency", "ITL", r.itl_ms);
   out += "---------------Server---------------\n";
   auto opt = [](const std::optional<double>& v, bool percent) {
     if (!v) return std::string("n/a");
