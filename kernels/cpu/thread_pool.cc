@@ -9,8 +9,24 @@
 
 namespace radixserve::kernels {
 namespace {
-// Spin this many rounds before sleeping: decode steps issue loops microseconds apart.
-constexpr int kSpinRounds = 4000;
+// Waiting: spin first (decode steps issue loops microseconds apart and a futex
+// wake-up costs tens of microseconds on a VM), then yield the core (when other
+// processes compete for it, the thread we wait for may need it), then sleep.
+constexpr int kSpinRounds = 2000;
+constexpr int kYieldRounds = 2000 + 100;
+
+// Returns true when the caller should block on the futex now.
+inline bool Backoff(int round) {
+  if (round < kSpinRounds) {
+    RS_CPU_RELAX();
+    return false;
+  }
+  if (round < kYieldRounds) {
+    std::this_thread::yield();
+    return false;
+  }
+  return true;
+}
 }  // namespace
 
 ThreadPool::ThreadPool(int num_threads) : num_threads_(num_threads < 1 ? 1 : num_threads) {
@@ -48,31 +64,23 @@ void ThreadPool::Run(int64_t num_tasks, TaskFn fn, void* ctx) {
   generation_.notify_all();
   DrainTasks(0);
   // Wait for workers to finish their last task; spin first, then sleep.
-  for (int spin = 0;; ++spin) {
+  for (int round = 0;; ++round) {
     int busy = busy_workers_.load(std::memory_order_acquire);
     if (busy == 0) break;
-    if (spin < kSpinRounds) {
-      RS_CPU_RELAX();
-    } else {
-      busy_workers_.wait(busy, std::memory_order_acquire);
-    }
+    if (Backoff(round)) busy_workers_.wait(busy, std::memory_order_acquire);
   }
 }
 
 void ThreadPool::WorkerLoop(int thread) {
   uint32_t seen = 0;  // generation_ at construction: a Run() may start before this thread does
   for (;;) {
-    for (int spin = 0;; ++spin) {
+    for (int round = 0;; ++round) {
       uint32_t g = generation_.load(std::memory_order_acquire);
       if (g != seen) {
         seen = g;
         break;
       }
-      if (spin < kSpinRounds) {
-        RS_CPU_RELAX();
-      } else {
-        generation_.wait(g, std::memory_order_acquire);
-      }
+      if (Backoff(round)) generation_.wait(g, std::memory_order_acquire);
     }
     if (stop_.load(std::memory_order_acquire)) return;
     DrainTasks(thread);

@@ -2,7 +2,7 @@
 //
 // The calling thread takes part in every loop, so a pool of N threads starts
 // N-1 workers once and never creates threads per call. Tasks are handed out
-// dynamically through an atomic counter. Workers spin briefly and then sleep
+// dynamically through an atomic counter. Waiters spin briefly, yield, then sleep
 // on a futex (std::atomic::wait), so an idle pool costs no CPU.
 // Thread-safety: ParallelFor may be called from one thread at a time; it is
 // not reentrant (a task must not call ParallelFor on the same pool).

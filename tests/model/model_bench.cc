@@ -8,7 +8,7 @@
 // zeros rather than prefilling thousands of tokens first.
 //
 // usage: model_bench [--types f32,f16,q8_0] [--threads 2] [--prefill 512]
-//                    [--batches 1,4,16,32] [--cached 128,512] [--dir /tmp] [--size medium]
+//                    [--batches 1,4,16,32] [--cached 128,512] [--dir /tmp] [--size medium] [--kv f32|f16]
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -45,6 +45,7 @@ int Fail(const Status& s) {
 int main(int argc, char** argv) {
   std::string types = "f32,f16,q8_0", batches = "1,4,16,32", cached = "128,512", dir = "/tmp", size = "medium";
   int threads = 2, prefill = 512;
+  std::string kv = "f32";
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i], v = argv[i + 1];
     if (k == "--types") types = v;
@@ -54,12 +55,13 @@ int main(int argc, char** argv) {
     else if (k == "--cached") cached = v;
     else if (k == "--dir") dir = v;
     else if (k == "--size") size = v;
+    else if (k == "--kv") kv = v;
     else {
       std::fprintf(stderr, "unknown option %s\n", k.c_str());
       return 2;
     }
   }
-  std::printf("| type | threads | prefill %d tok/s |", prefill);
+  std::printf("| type | threads | kv | prefill %d tok/s |", prefill);
   for (const auto& c : Split(cached))
     for (const auto& b : Split(batches)) std::printf(" decode b=%s c=%s |", b.c_str(), c.c_str());
   std::printf("\n");
@@ -82,11 +84,11 @@ int main(int argc, char** argv) {
     auto file = gguf::GgufFile::Open(path);
     if (!file.ok()) return Fail(file.status());
     auto model = model::LlamaModel::Load(std::shared_ptr<const gguf::GgufFile>(std::move(file).value()),
-                                         model::ModelOptions{threads});
+                                         model::ModelOptions{threads, kv == "f16" ? model::KvType::kF16 : model::KvType::kF32});
     if (!model.ok()) return Fail(model.status());
     model::LlamaModel& m = **model;
     const int vocab_size = m.config().vocab_size;
-    std::printf("| %s | %d |", type_name.c_str(), threads);
+    std::printf("| %s | %d | %s |", type_name.c_str(), threads, kv.c_str());
     std::fflush(stdout);
 
     // Prefill: one prompt, warm-up run first.
