@@ -5,7 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   # toolchain
-  g++ cmake ninja-build pkg-config git
+  g++ cmake ninja-build pkg-config git curl
   # shared-memory transport (iceoryx 2.x); libacl1-dev is a missing dependency of the hoofs headers
   iceoryx libiceoryx-posh-dev libiceoryx-hoofs-dev libacl1-dev
   # control plane and logging

@@ -1,13 +1,39 @@
 #!/usr/bin/env bash
-# The main job: installs dependencies, builds, and answers a request with the
-# built-in default model (generated into ~/.cache/radixserve on first use).
-# Extra arguments are passed to `radixserve generate`.
+# The main job: installs dependencies, builds, launches the pipeline from launch/edge.yaml
+# (api, scheduler, worker and detokenizer as four processes over iceoryx) with the built-in
+# default model (generated into ~/.cache/radixserve on first use), and answers one request.
+#
+#   bash scripts/run.sh                      # answer one request, then stop
+#   RADIXSERVE_KEEP_RUNNING=1 bash scripts/run.sh   # keep serving until Ctrl-C
+#   bash scripts/run.sh model:=/path/model.gguf port:=8080   # launch arguments
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${RADIXSERVE_BUILD_DIR:-$root/build}"
 bash "$root/scripts/install-deps.sh"
 bash "$root/scripts/build.sh"
-if [ $# -eq 0 ]; then
-  set -- --prompt "Once upon a time" --max-tokens 32
+
+port=30000
+for a in "$@"; do case "$a" in port:=*) port="${a#port:=}";; esac; done
+log="$(mktemp -t radixserve-launch.XXXXXX)"
+"$build/bin/radixserve" launch "$root/launch/edge.yaml" "$@" >"$log" 2>&1 &
+launcher=$!
+stop() { kill -INT "$launcher" 2>/dev/null || true; wait "$launcher" 2>/dev/null || true; }
+trap stop EXIT
+
+echo "launching radixserve (log: $log) ..."
+for _ in $(seq 1 600); do
+  if grep -q "radixserve is ready" "$log"; then break; fi
+  if ! kill -0 "$launcher" 2>/dev/null; then cat "$log"; echo "the launch failed" >&2; exit 1; fi
+  sleep 0.5
+done
+grep "radixserve is ready" "$log" || { cat "$log"; echo "the server did not become ready" >&2; exit 1; }
+
+request='{"model": "default", "messages": [{"role": "user", "content": "Once upon a time"}], "max_tokens": 32, "temperature": 0}'
+echo "POST http://127.0.0.1:$port/v1/chat/completions"
+echo "$request"
+curl -sS --fail-with-body "http://127.0.0.1:$port/v1/chat/completions" -H 'Content-Type: application/json' -d "$request"
+echo
+if [ "${RADIXSERVE_KEEP_RUNNING:-0}" = 1 ]; then
+  echo "serving on http://127.0.0.1:$port/v1 until Ctrl-C"
+  wait "$launcher"
 fi
-exec "$build/bin/radixserve" generate "$@"

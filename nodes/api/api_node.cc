@@ -442,11 +442,11 @@ Result<std::string> ApiNode::MetricsText() {
   gauge("radixserve_requests_in_flight", "Requests submitted and not yet ended",
         double(metrics_.requests_in_flight.load()));
 
-  // Scheduler-side figures, refreshed at most once a second.
+  // Scheduler-side figures, refreshed at most every 100 ms (one control round trip).
   std::string stats;
   {
     std::lock_guard<std::mutex> l(stats_mu_);
-    if (Clock::now() - stats_time_ > std::chrono::seconds(1)) {
+    if (Clock::now() - stats_time_ > std::chrono::milliseconds(100)) {
       control::ControlRequest req;
       req.mutable_get_stats();
       auto reply = Control(req);
