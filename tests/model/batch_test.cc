@@ -12,6 +12,7 @@
 
 #include "core/gguf/gguf_reader.h"
 #include "core/model/llama_model.h"
+#include "tests/model/alloc_counter.h"
 #include "tests/model/tiny_llama.h"
 
 namespace radixserve::model {
@@ -256,6 +257,30 @@ TEST(ModelForward, RejectsInvalidInputs) {
   std::vector<float> small(100);
   EXPECT_EQ(run({0, toks, slots}, small).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ((*m)->Forward({}, **kv, logits).code(), StatusCode::kInvalidArgument);
+}
+
+TEST(ModelForward, WarmDecodeStepDoesNotAllocate) {
+  for (auto type : {gguf::TensorType::kF32, gguf::TensorType::kQ8_0}) {
+    TinyLlamaSpec spec;
+    spec.type = type;
+    auto m = LlamaModel::Load(MakeTinyLlama(spec), ModelOptions{2});
+    ASSERT_TRUE(m.ok());
+    auto kv = (*m)->CreateKvCache(64);
+    std::vector<int32_t> prompt = {1, 5, 9, 3}, slots(64);
+    std::iota(slots.begin(), slots.end(), 0);
+    std::vector<float> logits(2 * 160);
+    std::vector<int32_t> tok = {7, 8};
+    auto step = [&](int32_t cached) {
+      SequenceInput in[2] = {{cached, std::span<const int32_t>(&tok[0], 1), std::span<const int32_t>(slots.data(), cached + 1)},
+                             {cached, std::span<const int32_t>(&tok[1], 1),
+                              std::span<const int32_t>(slots.data() + 32, cached + 1)}};
+      return (*m)->Forward(in, **kv, logits);
+    };
+    ASSERT_TRUE(step(4).ok());  // warm-up at the longest length used below
+    const long before = testing_util::Allocations();
+    for (int32_t cached = 0; cached < 4; ++cached) ASSERT_TRUE(step(cached).ok());
+    EXPECT_EQ(testing_util::Allocations(), before) << gguf::TensorTypeName(type);
+  }
 }
 
 TEST(ModelForward, RejectsContextOverflow) {

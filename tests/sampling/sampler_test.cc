@@ -8,6 +8,7 @@
 #include <set>
 
 #include "core/sampling/sampler.h"
+#include "tests/model/alloc_counter.h"
 
 namespace radixserve::sampling {
 namespace {
@@ -189,6 +190,32 @@ TEST(Sampler, SuppressedTokensAreNeverChosen) {
   }
   std::vector<float> l = {0.0f, 0.0f, 10.0f, 0.0f};
   EXPECT_NE(s.Sample(Params(0.0f), l, st, eos).token, 2);
+}
+
+TEST(Sampler, WarmSamplingDoesNotAllocate) {
+  const int vocab = 1000;
+  Sampler s(vocab);
+  std::vector<int32_t> prompt = {1, 2, 3};
+  SamplerState st(9, prompt);
+  SamplingParams p = Params(0.9f, 50, 0.9f, 0.01f);
+  p.repetition_penalty = 1.1f;
+  p.frequency_penalty = 0.2f;
+  p.logprobs = 5;
+  std::vector<float> logits(vocab);
+  auto fill = [&] {
+    for (int i = 0; i < vocab; ++i) logits[i] = std::sin(i * 0.37f) * 3;
+  };
+  for (int i = 0; i < 40; ++i) {  // warm-up: the penalty table reaches its size
+    fill();
+    st.Accept(s.Sample(p, logits, st).token);
+  }
+  const long before = testing_util::Allocations();
+  for (int i = 0; i < 100; ++i) {
+    fill();
+    SampleResult r = s.Sample(p, logits, st);
+    if (st.seen(r.token)) st.Accept(r.token);  // only tokens already in the table
+  }
+  EXPECT_EQ(testing_util::Allocations(), before);
 }
 
 }  // namespace
