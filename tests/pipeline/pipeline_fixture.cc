@@ -177,6 +177,7 @@ Status Pipeline::Start() {
   if (!::mkdtemp(tmpl.data())) return Status::IOError("mkdtemp failed: " + std::string(std::strerror(errno)));
   dir_ = tmpl;
   started_ = true;
+  owner_ = ::getpid();
   auto fail = [this](const Status& s) {
     Status out(s.code(), s.message() + "\nnode logs (" + dir_ + "):\n" + LogTails());
     Stop();
@@ -294,7 +295,8 @@ void Pipeline::StopChildren(std::vector<Child*> children, milliseconds grace, st
 
 std::string Pipeline::Stop() {
   std::string report;
-  if (!started_) return report;
+  // A forked child of the test (which runs static destructors at exit) must not stop the pipeline.
+  if (!started_ || ::getpid() != owner_) return report;
   started_ = false;
   std::vector<Child*> nodes;
   Child* roudi = nullptr;

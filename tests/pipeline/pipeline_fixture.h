@@ -84,6 +84,7 @@ class Pipeline {
   int port_ = 0;
   std::vector<Child> children_;  // start order: roudi first
   bool started_ = false;
+  pid_t owner_ = -1;  // the process that started the children; only it stops them
 };
 
 // One Pipeline for a whole test program. When any test failed, TearDown prints the node log tails.
