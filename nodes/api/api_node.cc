@@ -480,6 +480,7 @@ void ApiNode::ReceiveLoop() {
     while (transport::Received r = str_out_->TryTake()) HandleStrOut(r.data(), r.size());
     while (transport::Received r = control_reply_->TryTake()) HandleControlReply(r.data(), r.size());
     while (transport::Received r = node_status_->TryTake()) HandleNodeStatus(r.data(), r.size());
+    CheckPipelineNodes();
   }
 }
 
@@ -563,11 +564,35 @@ void ApiNode::HandleControlReply(const void* data, size_t size) {
 void ApiNode::HandleNodeStatus(const void* data, size_t size) {
   auto v = transport::ValidateNodeStatus(data, size);
   if (!v.ok()) return;
-  std::lock_guard<std::mutex> l(nodes_mu_);
-  NodeSeen& s = nodes_[(*v)->name];
-  s.ready = (*v)->ready != 0;
-  s.state = NodeStateName(static_cast<NodeState>((*v)->state));
-  s.when = Clock::now();
+  std::string restarted;
+  {
+    std::lock_guard<std::mutex> l(nodes_mu_);
+    NodeSeen& s = nodes_[(*v)->name];
+    if (s.pid != 0 && s.pid != (*v)->pid) restarted = (*v)->name;
+    s.ready = (*v)->ready != 0;
+    s.state = NodeStateName(static_cast<NodeState>((*v)->state));
+    s.component = (*v)->component;
+    s.pid = (*v)->pid;
+    s.when = Clock::now();
+    if (s.component != "scheduler" && s.component != "detokenizer") restarted.clear();
+  }
+  if (!restarted.empty()) FailAllPending("the " + restarted + " node restarted; the request was lost");
+}
+
+void ApiNode::CheckPipelineNodes() {
+  std::string silent;
+  {
+    std::lock_guard<std::mutex> l(nodes_mu_);
+    auto now = Clock::now();
+    for (auto& [n, s] : nodes_) {
+      if (s.component != "scheduler" && s.component != "detokenizer") continue;
+      if (s.pid != 0 && now - s.when > kNodeStatusFresh) {
+        silent = n;
+        s.pid = 0;  // report once; a new process is a new start
+      }
+    }
+  }
+  if (!silent.empty()) FailAllPending("the " + silent + " node stopped responding; the request was lost");
 }
 
 void ApiNode::FailAllPending(const std::string& why) {

@@ -69,6 +69,8 @@ class ApiNode : public Node, public api::ApiBackend {
   struct NodeSeen {
     bool ready = false;
     std::string state;
+    std::string component;
+    int32_t pid = 0;
     std::chrono::steady_clock::time_point when;
   };
 
@@ -78,6 +80,9 @@ class ApiNode : public Node, public api::ApiBackend {
   void HandleNodeStatus(const void* data, size_t size);
   Status PublishAbort(uint64_t rid);
   void FailAllPending(const std::string& why);
+  // Requests in flight are lost when the scheduler or detokenizer restarts or falls silent: they end
+  // with an error instead of hanging.
+  void CheckPipelineNodes();
   Result<std::string> ControlJson(control::ControlRequest req);  // success → {"message", "result"}
 
   std::shared_ptr<const gguf::GgufFile> file_;

@@ -18,6 +18,15 @@ Result<std::unique_ptr<RemoteWorker>> RemoteWorker::Create(const transport::Topi
   return w;
 }
 
+bool RemoteWorker::TakeWorkerLost() {
+  bool connected = pub_->HasSubscribers();
+  if (was_connected_ && !connected) lost_.store(true);
+  was_connected_ = connected;
+  bool lost = lost_.exchange(false);
+  if (lost) forget_known_.store(true);
+  return lost;
+}
+
 void RemoteWorker::Release(uint64_t rid) {
   std::lock_guard<std::mutex> l(mu_);
   pending_release_.push_back(rid);
@@ -29,6 +38,7 @@ Status RemoteWorker::Forward(const sched::ForwardBatch& batch, sched::ForwardRes
     std::lock_guard<std::mutex> l(mu_);
     extras_.released_rids.swap(pending_release_);
   }
+  if (forget_known_.exchange(false)) known_.clear();
   for (uint64_t rid : extras_.released_rids) known_.erase(rid);
   // A request the worker has not seen yet carries its token history once, when penalties need it.
   extras_.history_begin.assign(batch.reqs.size(), 0);
@@ -75,6 +85,11 @@ Status RemoteWorker::Forward(const sched::ForwardBatch& batch, sched::ForwardRes
         return Status::Corrupt("worker answered " + std::to_string(result->next_token_ids.size()) +
                                " tokens for a batch of " + std::to_string(batch.reqs.size()));
       return s;
+    }
+    if (!pub_->HasSubscribers()) {  // the worker died with this batch in hand
+      lost_.store(true);
+      return Status::Unavailable("the worker is gone (it stopped while running batch " +
+                                 std::to_string(batch.batch_id) + ")");
     }
     auto now = std::chrono::steady_clock::now();
     if (now >= deadline)

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <atomic>
 #include <mutex>
 #include <unordered_set>
 #include <vector>
@@ -33,6 +34,9 @@ class RemoteWorker final : public sched::Worker {
   void Release(uint64_t rid);
   // True once a worker subscribed to the batch topic.
   bool WorkerConnected() const { return pub_->HasSubscribers(); }
+  // True once per loss of the worker (its subscription vanished: it died or was restarted) since the
+  // last call. The KV it held is gone; the caller must drop whatever refers to it.
+  bool TakeWorkerLost();
   uint64_t dropped_results() const { return dropped_; }
 
  private:
@@ -46,6 +50,9 @@ class RemoteWorker final : public sched::Worker {
   std::mutex mu_;
   std::vector<uint64_t> pending_release_;   // guarded by mu_
   std::unordered_set<uint64_t> known_;      // rids the worker has state for (Forward thread)
+  std::atomic<bool> lost_{false};
+  std::atomic<bool> forget_known_{false};   // a new worker: send histories again
+  bool was_connected_ = false;              // TakeWorkerLost's last observation
   BatchExtras extras_;
   std::vector<int32_t> scratch_;
   uint64_t dropped_ = 0;

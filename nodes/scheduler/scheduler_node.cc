@@ -106,6 +106,8 @@ Status SchedulerNode::OnConfigure() {
   RS_ASSIGN_OR_RETURN(auto cache_params, ParsePluginParams(params().GetString("cache_params")));
   RS_ASSIGN_OR_RETURN(auto policy_params, ParsePluginParams(params().GetString("policy_params")));
   RS_ASSIGN_OR_RETURN(sched::CachePtr cache, host_->CreateCache(params().GetString("cache"), cache_params));
+  cache_name_ = params().GetString("cache");
+  cache_params_ = cache_params;
   RS_ASSIGN_OR_RETURN(sched::PolicyPtr policy, host_->CreatePolicy(params().GetString("policy"), policy_params));
 
   transport::ChannelOptions opts;
@@ -164,6 +166,7 @@ void SchedulerNode::Loop() {
   while (running_.load()) {
     DrainRequests();
     DrainControl();
+    if (worker_->TakeWorkerLost()) HandleWorkerLoss();
     bool did_work = false;
     Status s = scheduler_->Step(&did_work);
     if (!s.ok()) {
@@ -322,6 +325,20 @@ void SchedulerNode::SendOutputs(const sched::BatchTokenIdOut& batch) {
   out_->Publish(*chunk);
 }
 
+void SchedulerNode::HandleWorkerLoss() {
+  ++worker_losses_;
+  LOG(ERROR) << name() << ": the worker is gone; its KV cache is lost: flushing the prefix cache, running requests "
+             << "recompute on the next worker (those of the interrupted step end with an error)";
+  auto cache = host_->CreateCache(cache_name_, cache_params_);
+  if (!cache.ok()) {
+    LOG(ERROR) << name() << ": cannot recreate the cache: " << cache.status().ToString();
+    return;
+  }
+  scheduler_->SwapCache(std::move(*cache), sched::CacheSwapMode::kFlush, [this](const Status& s, const std::string& r) {
+    if (s.ok()) LOG(INFO) << name() << ": after the worker loss: " << r;
+  });
+}
+
 // ---- control ---------------------------------------------------------------------------
 
 void SchedulerNode::DrainControl() {
@@ -368,10 +385,14 @@ control::ControlReply SchedulerNode::Execute(const control::ControlRequest& req)
                                                std::to_string(scheduler_->num_running()) + " requests run and " +
                                                std::to_string(scheduler_->num_waiting()) + " wait"));
       std::string cname = flush ? std::string(scheduler_->cache().name()) : req.swap_cache().name();
-      std::map<std::string, std::string> p;
-      if (!flush) p.insert(req.swap_cache().params().begin(), req.swap_cache().params().end());
+      std::map<std::string, std::string> p = cache_params_;
+      if (!flush) p = std::map<std::string, std::string>(req.swap_cache().params().begin(), req.swap_cache().params().end());
       auto cache = host_->CreateCache(cname, p);
       if (!cache.ok()) return fail(cache.status());
+      if (!flush) {
+        cache_name_ = cname;
+        cache_params_ = p;
+      }
       // A fresh cache replaces the old one; when idle that is exactly a flush.
       struct SwapState {
         bool done = false;
@@ -465,6 +486,8 @@ std::string SchedulerNode::StatsJson() const {
       {"kv_protected", scheduler_->cache().protected_size()},
       {"new_token_ratio", scheduler_->new_token_ratio()},
       {"dropped_messages", dropped_messages_},
+      {"worker_losses", worker_losses_},
+      {"failed_batches", st.failed_batches},
   };
   return j.dump();
 }

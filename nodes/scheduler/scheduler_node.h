@@ -50,6 +50,8 @@ class SchedulerNode : public Node {
   void Loop();
   void DrainRequests();
   void DrainControl();
+  // The worker died: its KV is gone, so the cache and every running request's KV are invalid.
+  void HandleWorkerLoss();
   void HandleTokenizedRequest(const void* data, size_t size);
   void HandleControl(const void* data, size_t size);
   control::ControlReply Execute(const control::ControlRequest& req);
@@ -74,6 +76,9 @@ class SchedulerNode : public Node {
   std::mutex rid_mu_;  // the sink runs on the scheduler thread, History on the worker thread
   std::unordered_map<uint64_t, RidInfo> rids_;
   uint64_t dropped_messages_ = 0;
+  uint64_t worker_losses_ = 0;
+  std::string cache_name_;                       // the active cache plugin and its parameters
+  std::map<std::string, std::string> cache_params_;
 };
 
 }  // namespace radixserve::nodes
