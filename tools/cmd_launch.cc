@@ -135,8 +135,17 @@ int RunLaunch(const LaunchCliOptions& o) {
   if (!cfg.ok()) return Fail(cfg.status().message());
   uint32_t max_payload = cfg->max_payload();
   if (transport::RouDiRunning()) {
-    std::fprintf(stderr, "[launch] using the iceoryx RouDi already running (its pools must hold %u-byte messages)\n",
-                 max_payload);
+    // Reuse it only when its largest chunk holds this pipeline's largest message.
+    auto theirs = transport::RunningRouDiMaxPayload();
+    if (!theirs.ok())
+      return Fail("an iceoryx RouDi is already running and its memory pools cannot be checked (" +
+                  theirs.status().message() + "); stop it or let radixserve start its own");
+    if (*theirs < max_payload)
+      return Fail("the running iceoryx RouDi is too small for this model: its largest chunk is " +
+                  std::to_string(*theirs) + " bytes, the pipeline needs " + std::to_string(max_payload) + " (" +
+                  bounds.ToString() + "); stop it so that radixserve starts one sized for the launch");
+    std::fprintf(stderr, "[launch] using the iceoryx RouDi already running (largest chunk %u bytes)\n", *theirs);
+    max_payload = *theirs;
   } else {
     std::string cfg_path = (std::filesystem::temp_directory_path() /
                             ("radixserve-roudi-" + std::to_string(getpid()) + ".toml")).string();

@@ -13,7 +13,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <thread>
 
 namespace radixserve::transport {
@@ -58,6 +60,53 @@ bool RouDiRunning() {
   if (!locked) ::flock(fd, LOCK_UN);
   ::close(fd);
   return locked;
+}
+
+Result<uint32_t> MaxPayloadFromToml(const std::string& toml) {
+  uint32_t best = 0;
+  bool any = false;
+  size_t pos = 0;
+  while (pos < toml.size()) {
+    size_t end = toml.find('\n', pos);
+    if (end == std::string::npos) end = toml.size();
+    std::string line = toml.substr(pos, end - pos);
+    pos = end + 1;
+    line.erase(0, line.find_first_not_of(" \t"));
+    if (line.rfind("size", 0) != 0) continue;
+    auto eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    unsigned long v = std::strtoul(line.c_str() + eq + 1, nullptr, 10);
+    if (v == 0) continue;
+    best = std::max<uint32_t>(best, static_cast<uint32_t>(std::min<unsigned long>(v, UINT32_MAX)));
+    any = true;
+  }
+  if (!any) return Status::InvalidArgument("the RouDi config lists no mempool");
+  return best;
+}
+
+Result<uint32_t> RunningRouDiMaxPayload() {
+  constexpr uint32_t kBuiltinMaxPayload = 4u << 20;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    std::string pid = entry.path().filename().string();
+    if (pid.empty() || !std::isdigit(static_cast<unsigned char>(pid[0]))) continue;
+    std::ifstream comm(entry.path() / "comm");
+    std::string name;
+    if (!std::getline(comm, name) || name != "iox-roudi") continue;
+    std::ifstream cmd(entry.path() / "cmdline", std::ios::binary);
+    std::vector<std::string> argv;
+    for (std::string arg; std::getline(cmd, arg, '\0');) argv.push_back(arg);
+    std::string config;
+    for (size_t i = 0; i + 1 < argv.size(); ++i)
+      if (argv[i] == "-c" || argv[i] == "--config-file") config = argv[i + 1];
+    if (config.empty() && std::filesystem::exists("/etc/iceoryx/roudi_config.toml"))
+      config = "/etc/iceoryx/roudi_config.toml";
+    if (config.empty()) return kBuiltinMaxPayload;
+    std::ifstream in(config);
+    if (!in) return Status::NotFound("cannot read the running RouDi's config " + config);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return MaxPayloadFromToml(text);
+  }
+  return Status::NotFound("no iox-roudi process is visible");
 }
 
 void RemoveRouDiLeftovers() {

@@ -33,6 +33,13 @@ RouDiConfig PipelineRouDiConfig(uint32_t max_message_bytes);
 // True when a RouDi holds its lock on this machine.
 bool RouDiRunning();
 
+// The largest chunk payload the running RouDi offers, read from the config file on its command line
+// (-c / --config-file), else /etc/iceoryx/roudi_config.toml, else iceoryx's built-in pools (4 MiB).
+// NotFound when no iox-roudi process is visible (e.g. another PID namespace).
+Result<uint32_t> RunningRouDiMaxPayload();
+// Largest mempool size in a RouDi TOML config text; InvalidArgument when it lists none.
+Result<uint32_t> MaxPayloadFromToml(const std::string& toml);
+
 class RouDiProcess {
  public:
   RouDiProcess() = default;
