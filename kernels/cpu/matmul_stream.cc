@@ -29,6 +29,10 @@ void StreamRowsGeneric(const WeightView& w, const float* x, const BlockQ8_0* xq,
 }
 
 #if RS_HAVE_AVX512
+// How far ahead small-batch kernels prefetch weights (the hardware prefetcher alone
+// leaves the single-token path stalled on memory).
+constexpr int kPrefetchBytes = 1024;
+
 // Loads 16 weights (masked for the row tail) as floats.
 template <WeightType kType>
 inline __m512 LoadW(const uint8_t* row, int64_t k, __mmask16 m) {
@@ -62,6 +66,13 @@ inline void TileFloat(const WeightView& w, const float* x, int64_t r, int64_t t,
   const __mmask16 tail = static_cast<__mmask16>((1u << (cols % 16)) - 1);
   for (int64_t k = 0; k < cols; k += 16) {
     const __mmask16 m = k + 16 <= cols ? static_cast<__mmask16>(0xffff) : tail;
+    if constexpr (NT <= 2) {  // few tokens: memory-bound; prefetch each row ahead
+      constexpr int kEs = kType == WeightType::kF32 ? 4 : 2;
+      _mm_prefetch(reinterpret_cast<const char*>(w0) + k * kEs + kPrefetchBytes, _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(w1) + k * kEs + kPrefetchBytes, _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(w2) + k * kEs + kPrefetchBytes, _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(w3) + k * kEs + kPrefetchBytes, _MM_HINT_T0);
+    }
     const __m512 v0 = LoadW<kType>(w0, k, m), v1 = LoadW<kType>(w1, k, m);
     const __m512 v2 = LoadW<kType>(w2, k, m), v3 = LoadW<kType>(w3, k, m);
 #define RS_TOKEN_FMA(J)                                          \
@@ -122,6 +133,10 @@ inline void TileQ8(const WeightView& w, const BlockQ8_0* xq, int64_t r, int64_t 
   const BlockQ8_0* x3 = NT > 3 ? x0 + 3 * nb : x0;
   __m256 a00 = _mm256_setzero_ps(), a10 = a00, a01 = a00, a11 = a00, a02 = a00, a12 = a00, a03 = a00, a13 = a00;
   for (int64_t b = 0; b < nb; ++b) {
+    if constexpr (NT <= 2) {  // few tokens: memory-bound; prefetch each row ahead
+      _mm_prefetch(reinterpret_cast<const char*>(w0 + b) + kPrefetchBytes, _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(w1 + b) + kPrefetchBytes, _MM_HINT_T0);
+    }
     const __m256i q0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w0[b].qs));
     const __m256i q1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w1[b].qs));
     const __m256i u0 = _mm256_sign_epi8(q0, q0), u1 = _mm256_sign_epi8(q1, q1);

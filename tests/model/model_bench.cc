@@ -65,6 +65,7 @@ int main(int argc, char** argv) {
   for (const auto& c : Split(cached))
     for (const auto& b : Split(batches)) std::printf(" decode b=%s c=%s |", b.c_str(), c.c_str());
   std::printf("\n");
+  std::fflush(stdout);
 
   for (const std::string& type_name : Split(types)) {
     auto spec = modelgen::SpecForSize(size);
@@ -151,6 +152,7 @@ int main(int argc, char** argv) {
       }
     }
     std::printf("\n");
+    std::fflush(stdout);
   }
   return 0;
 }
