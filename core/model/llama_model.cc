@@ -247,26 +247,48 @@ Status LlamaModel::Forward(std::span<const SequenceInput> seqs, KvCache& kv, std
 
   kernels::MatMulScratch& mm = *matmul_scratch_;
   kernels::ThreadPool& pool = *pool_;
+  // Per-token element-wise work, parallel over token chunks for large batches.
+  auto for_tokens = [&](auto&& fn) {
+    constexpr int64_t kChunk = 16;
+    if (T < 2 * kChunk) return fn(int64_t{0}, T);
+    pool.ParallelFor((T + kChunk - 1) / kChunk,
+                     [&](int64_t task, int) { fn(task * kChunk, std::min(T, (task + 1) * kChunk)); });
+  };
+  for_tokens([&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i)
+      kernels::RmsNorm(x + i * dim, layers_[0].attn_norm.data(), c.rms_eps, xn + i * dim, dim);
+  });
   for (int l = 0; l < c.num_layers; ++l) {
     const Layer& L = layers_[l];
-    for (int64_t i = 0; i < T; ++i) kernels::RmsNorm(x + i * dim, L.attn_norm.data(), c.rms_eps, xn + i * dim, dim);
     const kernels::MatMulOutput qkv[] = {{&L.wq, q}, {&L.wk, k}, {&L.wv, v}};
     kernels::MatMulShared(qkv, xn, T, mm, pool);
-    for (int64_t i = 0; i < T; ++i) {
-      const float* cs = cos_sin + i * c.rope_dim;
-      kernels::RopeNorm(q + i * qd, c.num_heads, c.head_dim, c.rope_dim, cs);
-      kernels::RopeNorm(k + i * kvd, c.num_kv_heads, c.head_dim, c.rope_dim, cs);
-      kv.Write(l, token_slot[i], k + i * kvd, v + i * kvd);
-    }
+    for_tokens([&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        const float* cs = cos_sin + i * c.rope_dim;
+        kernels::RopeNorm(q + i * qd, c.num_heads, c.head_dim, c.rope_dim, cs);
+        kernels::RopeNorm(k + i * kvd, c.num_kv_heads, c.head_dim, c.rope_dim, cs);
+        kv.Write(l, token_slot[i], k + i * kvd, v + i * kvd);
+      }
+    });
     Attention(l, seqs, kv, T);
     kernels::MatMul(L.wo, ws.attn.data(), T, xn, mm, pool);
-    for (int64_t i = 0; i < T * dim; ++i) x[i] += xn[i];
-    for (int64_t i = 0; i < T; ++i) kernels::RmsNorm(x + i * dim, L.ffn_norm.data(), c.rms_eps, xn + i * dim, dim);
+    for_tokens([&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        kernels::Axpy(1.0f, xn + i * dim, x + i * dim, dim);  // residual
+        kernels::RmsNorm(x + i * dim, L.ffn_norm.data(), c.rms_eps, xn + i * dim, dim);
+      }
+    });
     const kernels::MatMulOutput gate_up[] = {{&L.w_gate, gate}, {&L.w_up, up}};
     kernels::MatMulShared(gate_up, xn, T, mm, pool);
-    kernels::SiluMul(gate, up, gate, T * ffn);
+    for_tokens([&](int64_t b, int64_t e) { kernels::SiluMul(gate + b * ffn, up + b * ffn, gate + b * ffn, (e - b) * ffn); });
     kernels::MatMul(L.w_down, gate, T, xn, mm, pool);
-    for (int64_t i = 0; i < T * dim; ++i) x[i] += xn[i];
+    const float* next_norm = l + 1 < c.num_layers ? layers_[l + 1].attn_norm.data() : nullptr;
+    for_tokens([&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        kernels::Axpy(1.0f, xn + i * dim, x + i * dim, dim);  // residual
+        if (next_norm) kernels::RmsNorm(x + i * dim, next_norm, c.rms_eps, xn + i * dim, dim);
+      }
+    });
   }
 
   if (options.all_logits) {
