@@ -2,6 +2,8 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
+
 namespace radixserve::nodes {
 
 Result<std::unique_ptr<RemoteWorker>> RemoteWorker::Create(const transport::Topic& batch_topic,
@@ -58,6 +60,8 @@ Status RemoteWorker::Forward(const sched::ForwardBatch& batch, sched::ForwardRes
     extras_.history.insert(extras_.history.end(), scratch_.begin(), scratch_.begin() + n);
   }
 
+  const auto sent_at = std::chrono::steady_clock::now();
+  const bool continuous = !idle_.exchange(false) && have_last_;
   size_t bytes = ForwardBatchBytes(batch, extras_);
   RS_ASSIGN_OR_RETURN(void* chunk, pub_->Loan(bytes));
   Status enc = EncodeForwardBatch(batch, extras_, chunk, bytes);
@@ -81,6 +85,20 @@ Status RemoteWorker::Forward(const sched::ForwardBatch& batch, sched::ForwardRes
         continue;
       }
       Status s = DecodeForwardResult(*m, result);
+      const auto now = std::chrono::steady_clock::now();
+      if (continuous) {  // the worker waited from the previous result until this batch was sent
+        double gap = std::max(0.0, std::chrono::duration<double, std::micro>(sent_at - last_result_).count());
+        double step = std::chrono::duration<double, std::micro>(now - last_result_).count();
+        std::lock_guard<std::mutex> l(overhead_mu_);
+        if (samples_.size() < kSamples) {
+          samples_.emplace_back(float(gap), float(step));
+        } else {
+          samples_[next_sample_] = {float(gap), float(step)};
+          next_sample_ = (next_sample_ + 1) % kSamples;
+        }
+      }
+      last_result_ = now;
+      have_last_ = true;
       if (s.ok() && result->next_token_ids.size() != batch.reqs.size())
         return Status::Corrupt("worker answered " + std::to_string(result->next_token_ids.size()) +
                                " tokens for a batch of " + std::to_string(batch.reqs.size()));
@@ -98,6 +116,35 @@ Status RemoteWorker::Forward(const sched::ForwardBatch& batch, sched::ForwardRes
     waiter_->Wait(std::chrono::duration_cast<std::chrono::microseconds>(
         std::min<std::chrono::steady_clock::duration>(deadline - now, std::chrono::milliseconds(100))));
   }
+}
+
+RemoteWorker::Overhead RemoteWorker::overhead() const {
+  std::vector<std::pair<float, float>> v;
+  {
+    std::lock_guard<std::mutex> l(overhead_mu_);
+    v = samples_;
+  }
+  Overhead o;
+  o.samples = v.size();
+  if (v.empty()) return o;
+  auto pct = [](std::vector<double> x, double q) {
+    std::sort(x.begin(), x.end());
+    double pos = q * double(x.size() - 1);
+    size_t lo = static_cast<size_t>(pos);
+    size_t hi = std::min(lo + 1, x.size() - 1);
+    return x[lo] + (x[hi] - x[lo]) * (pos - double(lo));
+  };
+  std::vector<double> share, gap, step;
+  for (auto [g, st] : v) {
+    share.push_back(st > 0 ? g / st : 0);
+    gap.push_back(g);
+    step.push_back(st);
+  }
+  o.share_p50 = pct(share, 0.5);
+  o.share_p90 = pct(share, 0.9);
+  o.gap_us_p50 = pct(gap, 0.5);
+  o.step_us_p50 = pct(step, 0.5);
+  return o;
 }
 
 }  // namespace radixserve::nodes

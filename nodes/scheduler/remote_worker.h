@@ -39,6 +39,17 @@ class RemoteWorker final : public sched::Worker {
   bool TakeWorkerLost();
   uint64_t dropped_results() const { return dropped_; }
 
+  // Scheduler overhead: the worker's idle gap between finishing one step and receiving the next,
+  // as a share of the step period, over the last steps of continuous work (p50 and p90; the gap
+  // in microseconds). The scheduler thread calls MarkIdle() when it blocks with nothing to do, so
+  // idle time is not counted as overhead.
+  struct Overhead {
+    size_t samples = 0;
+    double share_p50 = 0, share_p90 = 0, gap_us_p50 = 0, step_us_p50 = 0;
+  };
+  Overhead overhead() const;
+  void MarkIdle() { idle_.store(true); }
+
  private:
   RemoteWorker() = default;
 
@@ -56,6 +67,15 @@ class RemoteWorker final : public sched::Worker {
   BatchExtras extras_;
   std::vector<int32_t> scratch_;
   uint64_t dropped_ = 0;
+
+  // Overhead samples (a ring), written by the Forward thread, read by the scheduler thread.
+  static constexpr size_t kSamples = 2048;
+  mutable std::mutex overhead_mu_;
+  std::vector<std::pair<float, float>> samples_;  // (gap us, step us)
+  size_t next_sample_ = 0;
+  std::chrono::steady_clock::time_point last_result_{};
+  bool have_last_ = false;
+  std::atomic<bool> idle_{true};
 };
 
 }  // namespace radixserve::nodes

@@ -174,7 +174,10 @@ void SchedulerNode::Loop() {
       did_work = false;
     }
     // Idle: block until a request or control message arrives (no busy loop).
-    if (!did_work && scheduler_->idle()) waiter_->Wait(std::chrono::milliseconds(100));
+    if (!did_work && scheduler_->idle()) {
+      worker_->MarkIdle();  // the wait below is idle time, not scheduling overhead
+      waiter_->Wait(std::chrono::milliseconds(100));
+    }
   }
 }
 
@@ -466,6 +469,7 @@ std::string SchedulerNode::StatsJson() const {
   const auto& alloc = scheduler_->allocator();
   double total = double(alloc.size());
   double prompt = double(st.cached_prompt_tokens + st.computed_prompt_tokens);
+  const RemoteWorker::Overhead ov = worker_->overhead();
   nlohmann::json j = {
       {"num_running_reqs", scheduler_->num_running()},
       {"num_queue_reqs", scheduler_->num_waiting()},
@@ -487,6 +491,11 @@ std::string SchedulerNode::StatsJson() const {
       {"new_token_ratio", scheduler_->new_token_ratio()},
       {"dropped_messages", dropped_messages_},
       {"worker_losses", worker_losses_},
+      {"scheduler_overhead_p50", ov.share_p50},
+      {"scheduler_overhead_p90", ov.share_p90},
+      {"scheduler_gap_us_p50", ov.gap_us_p50},
+      {"step_us_p50", ov.step_us_p50},
+      {"overhead_samples", ov.samples},
       {"failed_batches", st.failed_batches},
   };
   return j.dump();
