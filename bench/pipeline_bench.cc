@@ -1,6 +1,6 @@
 // pipeline_bench: what splitting the engine into processes costs.
 //
-//   pipeline_bench [--model PATH] [--quick]
+//   pipeline_bench [--model PATH] [--threads N] [--quick]
 //
 // 1. Hop latency per topic (publish → take, p50/p99/max). A probe publisher process and a
 //    probe subscriber process exchange messages of each hot-path topic's size (as laid out
@@ -217,14 +217,12 @@ void MeasureHops(int count, const std::string& label, int load_port) {
 
 // ---- 2. decode-step time -----------------------------------------------------------------
 
-std::vector<std::vector<int32_t>> Prompts(int n) {
-  std::vector<std::vector<int32_t>> out;
-  for (int i = 0; i < n; ++i) {
-    std::vector<int32_t> ids = {1};
-    for (int k = 0; k < 16; ++k) ids.push_back(100 + (i * 37 + k * 11) % 300);  // distinct per request
-    out.push_back(ids);
-  }
-  return out;
+// The prompt of every request: n copies of one prompt all arrive at once in both modes (an n > 1
+// request fans out in the api node in one go), so every decode step runs all n sequences.
+std::vector<int32_t> Prompt() {
+  std::vector<int32_t> ids = {1};
+  for (int k = 0; k < 16; ++k) ids.push_back(100 + k * 11);
+  return ids;
 }
 
 // Seconds to run `n` requests of `tokens` new tokens each in this process.
@@ -245,12 +243,11 @@ Result<double> InProcessRun(const std::shared_ptr<model::LlamaModel>& model, int
   sched::Scheduler s(c, worker.get(), std::move(cache), std::move(policy), [&](const sched::BatchTokenIdOut& out) {
     for (const auto& o : out.outputs) produced += static_cast<int64_t>(o.output_ids.size());
   });
-  auto prompts = Prompts(n);
   auto t0 = Clock::now();
   for (int i = 0; i < n; ++i) {
     sched::GenerateRequest g;
     g.rid = static_cast<uint64_t>(i + 1);
-    g.input_ids = prompts[i];
+    g.input_ids = Prompt();
     g.sampling.temperature = 0;
     g.sampling.max_new_tokens = tokens;
     g.sampling.ignore_eos = true;
@@ -263,34 +260,41 @@ Result<double> InProcessRun(const std::shared_ptr<model::LlamaModel>& model, int
   return secs;
 }
 
-// Seconds to run `n` concurrent /generate requests of `tokens` new tokens each through the pipeline.
+// Seconds to run n sequences of `tokens` new tokens each through the pipeline: /generate requests
+// of up to 16 choices (the api's limit for n), sent at once.
 Result<double> PipelineRun(int port, int n, int tokens) {
-  auto prompts = Prompts(n);
-  std::vector<pipeline_test::HttpReply> replies(n);
+  constexpr int kMaxN = 16;
+  std::vector<int> sizes;
+  for (int left = n; left > 0; left -= kMaxN) sizes.push_back(std::min(left, kMaxN));
+  std::vector<pipeline_test::HttpReply> replies(sizes.size());
   std::vector<std::thread> threads;
   auto t0 = Clock::now();
-  for (int i = 0; i < n; ++i)
+  for (size_t i = 0; i < sizes.size(); ++i)
     threads.emplace_back([&, i] {
       replies[i] = pipeline_test::PostJson(
           port, "/generate",
-          {{"input_ids", prompts[i]},
-           {"sampling_params", {{"temperature", 0}, {"max_new_tokens", tokens}, {"ignore_eos", true}}}});
+          {{"input_ids", Prompt()},
+           {"sampling_params", {{"temperature", 0}, {"max_new_tokens", tokens}, {"ignore_eos", true}, {"n", sizes[i]}}}});
     });
   for (auto& t : threads) t.join();
   double secs = std::chrono::duration<double>(Clock::now() - t0).count();
-  for (const auto& r : replies)
-    if (r.status != 200 || r.json["meta_info"]["completion_tokens"] != tokens)
-      return Status::Internal("pipeline request failed: " + pipeline_test::Describe(r));
+  int64_t produced = 0;
+  for (const auto& r : replies) {
+    if (r.status != 200) return Status::Internal("pipeline request failed: " + pipeline_test::Describe(r));
+    json choices = r.json.is_array() ? r.json : json::array({r.json});
+    for (const auto& c : choices) produced += c["meta_info"]["completion_tokens"].get<int64_t>();
+  }
+  if (produced != int64_t(n) * tokens) return Status::Internal("pipeline produced " + std::to_string(produced) + " tokens");
   return secs;
 }
 
-struct StepTimes {
-  double in_process_ms = 0;
-  double pipeline_ms = 0;
+struct StepMs {
+  double median = 0;
+  double min = 0;
 };
 
 template <typename Run>
-Result<double> StepMs(Run run, int n, int m1, int m2, int repeats) {
+Result<StepMs> MeasureStep(Run run, int n, int m1, int m2, int repeats) {
   RS_RETURN_IF_ERROR(run(n, m1).status());  // warm-up
   std::vector<double> steps;
   for (int r = 0; r < repeats; ++r) {
@@ -298,18 +302,20 @@ Result<double> StepMs(Run run, int n, int m1, int m2, int repeats) {
     RS_ASSIGN_OR_RETURN(double b, run(n, m2));
     steps.push_back((b - a) / (m2 - m1) * 1000.0);
   }
-  return Median(steps);
+  return StepMs{Median(steps), *std::min_element(steps.begin(), steps.end())};
 }
 
 int Main(int argc, char** argv) {
   std::string model_path;
   bool quick = false;
+  int threads = 2;  // the worker node's default
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--model" && i + 1 < argc) model_path = argv[++i];
     else if (a == "--quick") quick = true;
+    else if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: pipeline_bench [--model PATH] [--quick]\n");
+      std::fprintf(stderr, "usage: pipeline_bench [--model PATH] [--threads N] [--quick]\n");
       return 2;
     }
   }
@@ -331,17 +337,18 @@ int Main(int argc, char** argv) {
   if (!file.ok()) return std::fprintf(stderr, "%s\n", file.status().ToString().c_str()), cleanup(), 1;
   std::shared_ptr<const gguf::GgufFile> shared(std::move(*file));
   model::ModelOptions mo;
-  mo.num_threads = 2;  // the worker node's default
+  mo.num_threads = threads;
   auto loaded = model::LlamaModel::Load(shared, mo);
   if (!loaded.ok()) return std::fprintf(stderr, "%s\n", loaded.status().ToString().c_str()), cleanup(), 1;
   std::shared_ptr<model::LlamaModel> model(std::move(*loaded));
   const int32_t context = model->config().context_length;
-  std::printf("model %s (context %d), %u hardware threads\n\n", model_path.c_str(), context,
-              std::thread::hardware_concurrency());
+  std::printf("model %s (context %d), %d compute threads, %u hardware threads\n\n", model_path.c_str(), context,
+              threads, std::thread::hardware_concurrency());
 
   PipelineOptions po;
   po.model = model_path;
   po.kv_slots = 16384;
+  po.worker_params = {"threads:=" + std::to_string(threads)};
   Pipeline pipeline(po);
   if (Status s = pipeline.Start(); !s.ok()) {
     std::fprintf(stderr, "%s\n", s.message().c_str());
@@ -355,17 +362,19 @@ int Main(int argc, char** argv) {
   MeasureHops(probe_count, "pipeline decoding 32 sequences", port);
   std::printf("\n");
 
-  const int m1 = 16, m2 = quick ? 48 : 96, repeats = quick ? 1 : 3;
-  std::printf("decode step (ms), (T(%d tokens) - T(%d tokens)) / %d, median of %d:\n", m2, m1, m2 - m1, repeats);
-  std::printf("  %-10s %12s %12s %10s\n", "sequences", "in-process", "pipeline", "overhead");
+  const int m1 = 16, m2 = quick ? 48 : 112, repeats = quick ? 1 : 5;
+  std::printf("decode step (ms) = (T(%d tokens) - T(%d tokens)) / %d, over %d runs:\n", m2, m1, m2 - m1, repeats);
+  std::printf("  %-10s %14s %14s %10s %14s %14s %10s\n", "sequences", "in-proc median", "pipe median", "overhead",
+              "in-proc min", "pipe min", "overhead");
   for (int n : {1, 32}) {
-    auto in = StepMs([&](int k, int t) { return InProcessRun(model, context, k, t); }, n, m1, m2, repeats);
-    auto out = StepMs([&](int k, int t) { return PipelineRun(port, k, t); }, n, m1, m2, repeats);
+    auto in = MeasureStep([&](int k, int t) { return InProcessRun(model, context, k, t); }, n, m1, m2, repeats);
+    auto out = MeasureStep([&](int k, int t) { return PipelineRun(port, k, t); }, n, m1, m2, repeats);
     if (!in.ok() || !out.ok()) {
       std::fprintf(stderr, "%s %s\n", in.status().ToString().c_str(), out.status().ToString().c_str());
       break;
     }
-    std::printf("  %-10d %12.3f %12.3f %9.1f%%\n", n, *in, *out, (*out / *in - 1.0) * 100.0);
+    std::printf("  %-10d %14.3f %14.3f %9.1f%% %14.3f %14.3f %9.1f%%\n", n, in->median, out->median,
+                (out->median / in->median - 1.0) * 100.0, in->min, out->min, (out->min / in->min - 1.0) * 100.0);
     std::fflush(stdout);
   }
   std::string report = pipeline.Stop();
