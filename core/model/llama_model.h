@@ -6,6 +6,8 @@
 // tokens and the KV slots of ALL its positions: slots [0, cached_len) are
 // read, slots [cached_len, cached_len + n_new) are written and then read.
 // Attention reads only the sequence's own slots (causal within new tokens).
+// Sequences may share (read) prefix slots; the slots written in one call must
+// be distinct.
 //
 // Weights are used in place from the GGUF mapping (F32, F16, BF16, Q8_0);
 // norm vectors are copied to F32. Scratch buffers live in the model and only
