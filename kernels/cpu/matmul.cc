@@ -13,7 +13,8 @@ namespace radixserve::kernels {
 namespace {
 
 constexpr int64_t kStreamRowsPerTask = 32;
-constexpr int64_t kGemmRowsPerTask = 64;
+constexpr int64_t kGemmMinRowsPerTask = 64;
+constexpr int64_t kGemmMaxRowsPerTask = 512;
 
 const uint8_t* RowPtr(const WeightView& w, int64_t r) {
   return static_cast<const uint8_t*>(w.data) + r * w.row_bytes();
@@ -75,7 +76,15 @@ void MatMulShared(std::span<const MatMulOutput> outputs, const float* x, int64_t
   const WeightView& first = *outputs[0].w;
   const int64_t cols = first.cols;
   const bool stream = n <= kMatMulStreamMaxBatch;
-  const int64_t rows_per_task = stream ? kStreamRowsPerTask : kGemmRowsPerTask;
+  // sgemm tasks: about two per thread (each call re-packs x, so fewer, larger calls are
+  // cheaper), at most kGemmMaxRowsPerTask rows so a dequantised tile stays small.
+  int64_t rows_per_task = kStreamRowsPerTask;
+  if (!stream) {
+    int64_t total_rows = 0;
+    for (const MatMulOutput& o : outputs) total_rows += o.w->rows;
+    rows_per_task = (total_rows + 2 * pool.num_threads() - 1) / (2 * pool.num_threads());
+    rows_per_task = std::clamp<int64_t>((rows_per_task + 15) / 16 * 16, kGemmMinRowsPerTask, kGemmMaxRowsPerTask);
+  }
   // Task ranges: outputs[i] owns tasks [task_begin[i], task_begin[i + 1]).
   constexpr size_t kMaxOutputs = 8;
   int64_t task_begin[kMaxOutputs + 1];

@@ -200,9 +200,18 @@ void SiluMul(const float* gate, const float* up, float* out, int64_t n) {
 
 void Softmax(float* x, int64_t n) {
   float mx = -INFINITY;
-  for (int64_t i = 0; i < n; ++i) mx = std::fmax(mx, x[i]);
-  float sum = 0.0f;
   int64_t i = 0;
+#if RS_HAVE_AVX2
+  __m256 vmax = _mm256_set1_ps(-INFINITY);
+  for (; i + 8 <= n; i += 8) vmax = _mm256_max_ps(vmax, _mm256_loadu_ps(x + i));
+  __m128 m4 = _mm_max_ps(_mm256_extractf128_ps(vmax, 1), _mm256_castps256_ps128(vmax));
+  m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+  m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+  mx = _mm_cvtss_f32(m4);
+#endif
+  for (; i < n; ++i) mx = std::fmax(mx, x[i]);
+  float sum = 0.0f;
+  i = 0;
 #if RS_HAVE_AVX2
   const __m256 vmx = _mm256_set1_ps(mx);
   __m256 vsum = _mm256_setzero_ps();
