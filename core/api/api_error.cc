@@ -12,7 +12,7 @@ ApiError ApiError::Unauthorized(std::string message) {
 }
 ApiError ApiError::NotFound(std::string message) { return {404, "not_found_error", "", std::move(message)}; }
 ApiError ApiError::Unavailable(std::string message) {
-  return {503, "service_unavailable_error", "", std::move(message)};
+  return {503, "service_unavailable_error", "", std::move(message), /*retry_after_s=*/1};
 }
 ApiError ApiError::Internal(std::string message) { return {500, "internal_server_error", "", std::move(message)}; }
 
@@ -27,6 +27,7 @@ ApiError ApiError::FromStatus(const Status& status, std::string param) {
     case StatusCode::kResourceExhausted:
       return {429, "rate_limit_error", std::move(param), status.message()};
     case StatusCode::kUnavailable:
+      return {503, "service_unavailable_error", std::move(param), status.message(), /*retry_after_s=*/1};
     case StatusCode::kFailedPrecondition:
       return {503, "service_unavailable_error", std::move(param), status.message()};
     default:

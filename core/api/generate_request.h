@@ -31,6 +31,9 @@ struct ApiLimits {
   int32_t max_logprobs = 20;
   int32_t max_messages = 1024;
   size_t max_body_bytes = 8u << 20;
+  // Deepest nesting of arrays/objects a body may have: nlohmann's parser is iterative, but
+  // copying and dumping values recurse, so a hostile 10^5-level body must be refused first.
+  int32_t max_json_depth = 64;
 };
 
 struct GenerateRequest {

@@ -190,11 +190,12 @@ bool HttpConnection::WriteAll2(std::string_view a, std::string_view b) {
   return true;
 }
 
-bool HttpConnection::SendResponse(int status, std::string_view content_type, std::string_view body) {
+bool HttpConnection::SendResponse(int status, std::string_view content_type, std::string_view body,
+                                  std::string_view extra_headers) {
   std::string head = "HTTP/1.1 " + std::to_string(status) + " " + HttpStatusText(status) +
                      "\r\nContent-Type: " + std::string(content_type) +
-                     "\r\nContent-Length: " + std::to_string(body.size()) +
-                     (close_after_response_ ? "\r\nConnection: close\r\n\r\n" : "\r\nConnection: keep-alive\r\n\r\n");
+                     "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" + std::string(extra_headers) +
+                     (close_after_response_ ? "Connection: close\r\n\r\n" : "Connection: keep-alive\r\n\r\n");
   return WriteAll2(head, body);
 }
 

@@ -55,7 +55,9 @@ class HttpConnection {
   ReadResult ReadRequest(HttpRequest* request);
 
   // A complete response with Content-Length. False when the client is gone.
-  bool SendResponse(int status, std::string_view content_type, std::string_view body);
+  // extra_headers: whole header lines, each ending in "\r\n" (e.g. "Retry-After: 1\r\n").
+  bool SendResponse(int status, std::string_view content_type, std::string_view body,
+                    std::string_view extra_headers = {});
   // A chunked response (SSE): headers now, then chunks, then the terminating chunk.
   bool BeginChunked(int status, std::string_view content_type);
   bool SendChunk(std::string_view data);

@@ -94,7 +94,7 @@ void HttpListener::AcceptLoop() {
       if (static_cast<int>(open_fds_.size()) >= options_.max_connections) {
         static constexpr char kBusy[] =
             "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nConnection: close\r\n"
-            "Content-Length: 113\r\n\r\n{\"error\": {\"message\": \"too many connections\", \"type\": "
+            "Retry-After: 1\r\nContent-Length: 111\r\n\r\n{\"error\": {\"message\": \"too many connections\", \"type\": "
             "\"service_unavailable_error\", \"param\": null, \"code\": 503}}";
         ssize_t ignored = send(fd, kBusy, sizeof(kBusy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
         (void)ignored;

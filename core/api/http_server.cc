@@ -18,7 +18,9 @@ using nlohmann::json;
 constexpr char kJson[] = "application/json";
 
 void SendError(HttpConnection& conn, const ApiError& error) {
-  conn.SendResponse(error.http_status, kJson, error.ToJson());
+  std::string extra;
+  if (error.retry_after_s > 0) extra = "Retry-After: " + std::to_string(error.retry_after_s) + "\r\n";
+  conn.SendResponse(error.http_status, kJson, error.ToJson(), extra);
 }
 
 std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }

@@ -160,11 +160,37 @@ class FieldReader {
   bool ok_ = true;
 };
 
+// Deepest array/object nesting of a JSON text (brackets inside strings do not count); stops
+// counting once past `limit`. Malformed text is left for the parser to refuse.
+int32_t JsonDepth(std::string_view text, int32_t limit) {
+  int32_t depth = 0, deepest = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > deepest && (deepest = depth) > limit) return deepest;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
 bool ParseBody(std::string_view body, const ApiLimits& limits, json* out, ApiError* error) {
   if (body.size() > limits.max_body_bytes) {
     *error = ApiError::BadRequest("", "request body is " + std::to_string(body.size()) + " bytes, the limit is " +
                                           std::to_string(limits.max_body_bytes));
     error->http_status = 413;
+    return false;
+  }
+  if (JsonDepth(body, limits.max_json_depth) > limits.max_json_depth) {
+    *error = ApiError::BadRequest("", "request body nests arrays/objects deeper than " +
+                                          std::to_string(limits.max_json_depth) + " levels");
     return false;
   }
   *out = json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
