@@ -375,6 +375,14 @@ int Main(int argc, char** argv) {
     }
     std::printf("  %-10d %14.3f %14.3f %9.1f%% %14.3f %14.3f %9.1f%%\n", n, in->median, out->median,
                 (out->median / in->median - 1.0) * 100.0, in->min, out->min, (out->min / in->min - 1.0) * 100.0);
+    // The scheduler node's own view of its recent steps, when it reports one: the step period, the
+    // worker's idle gap between a result and the next batch, and that gap's share of the period.
+    json st = pipeline_test::SchedulerStats(port);
+    auto num = [&st](const char* k) { return st.contains(k) && st[k].is_number() ? st[k].get<double>() : -1.0; };
+    if (num("step_us_p50") >= 0)
+      std::printf("  %-10s scheduler node, recent steps: period p50 %.3f ms, worker idle gap p50 %.1f us, "
+                  "gap share p50 %.2f%% p90 %.2f%%\n", "", num("step_us_p50") / 1000.0, num("scheduler_gap_us_p50"),
+                  num("scheduler_overhead_p50") * 100.0, num("scheduler_overhead_p90") * 100.0);
     std::fflush(stdout);
   }
   std::string report = pipeline.Stop();
