@@ -7,7 +7,7 @@ namespace radixserve::sched {
 void FinishChecker::Check(Req& req) const {
   if (req.finished()) return;
   if (req.to_abort) {
-    req.finish = FinishReason::Abort(req.abort_message.empty() ? "aborted" : req.abort_message, 400);
+    req.finish = FinishReason::Abort(req.abort_message.empty() ? "aborted" : req.abort_message, req.abort_status);
     return;
   }
   const int32_t out_len = req.output_len();

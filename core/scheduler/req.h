@@ -36,7 +36,8 @@ struct Req {
   bool has_priority = false;
   int64_t priority = 0;
   uint64_t arrival_seq = 0;     // wait-queue entry order (FCFS key, ties)
-  double wait_entry_time = 0;   // seconds, monotonic
+  double wait_entry_time = 0;   // seconds, monotonic (the scheduler's clock) at arrival
+  double start_time = 0;        // seconds, monotonic, at first admission; 0 until then
 
   // ---- scheduling state ----
   ReqState state = ReqState::kWaiting;
@@ -57,6 +58,7 @@ struct Req {
   bool is_retracted = false;
   bool to_abort = false;
   std::string abort_message;
+  int32_t abort_status = 400;  // HTTP status of a to_abort finish (503 for timeouts)
   FinishReason finish;
   bool finished_output = false;  // final output already streamed (overlap guard)
   int32_t sent_output_len = 0;   // output tokens already streamed

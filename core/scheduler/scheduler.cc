@@ -6,8 +6,17 @@
 #include <glog/logging.h>
 
 #include <algorithm>
+#include <chrono>
+#include <exception>
 
 namespace radixserve::sched {
+namespace {
+
+double MonotonicSeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
 
 PolicyPtr OwnPolicy(std::unique_ptr<SchedulePolicy> p) {
   return PolicyPtr(p.release(), [](SchedulePolicy* x) { delete x; });
@@ -35,6 +44,7 @@ Scheduler::Scheduler(const SchedulerConfig& config, Worker* worker, CachePtr cac
   config_.max_total_tokens = alloc_->size();
   cache_->Attach({alloc_.get(), pool_.get(), config_.page_size});
   if (config_.overlap) async_ = std::make_unique<AsyncWorker>(worker_);
+  now_ = MonotonicSeconds;
 }
 
 Scheduler::~Scheduler() {
@@ -132,7 +142,8 @@ Status Scheduler::RunUntilIdle(int64_t max_iterations) {
 Status Scheduler::GetNextBatchToRun(ScheduleBatch** batch) {
   *batch = nullptr;
   ProcessPendingChunkedAbort();  // 1
-  StashChunkedReq();             // 3 (2, timeouts, is not implemented)
+  AbortOnTimeouts();             // 2
+  StashChunkedReq();             // 3
   MergeLastBatch();              // 4
   Reap();
   RS_RETURN_IF_ERROR(GetNewBatchPrefill(batch));  // 6
@@ -348,7 +359,7 @@ void Scheduler::AddNewRequest(GenerateRequest&& g) {
   r->has_priority = g.priority.has_value();
   r->priority = g.priority.value_or(0);
   r->arrival_seq = ++arrival_seq_;
-  r->wait_entry_time = static_cast<double>(r->arrival_seq);
+  r->wait_entry_time = now_();
   if (reqs_.count(r->rid)) {
     r->rid = g.rid;
     FinishWithoutRunning(r, FinishReason::Abort("duplicate request id " + std::to_string(g.rid), 400));
@@ -420,6 +431,84 @@ void Scheduler::AbortRequest(uint64_t rid) {
 }
 
 // ---- GetNextBatchToRun pieces ------------------------------------------------------------
+
+// SCHEDULER_SPEC 1.4 step 2: waiting requests past waiting_timeout_s end now (503); running ones
+// past running_timeout_s get to_abort and finish when their next token is processed.
+void Scheduler::AbortOnTimeouts() {
+  const bool waiting_on = config_.waiting_timeout_s > 0 && !waiting_.empty();
+  const bool running_on = config_.running_timeout_s > 0 && !running_.empty();
+  if (!waiting_on && !running_on) return;
+  const double now = now_();
+  if (waiting_on) {
+    auto expired = [&](Req* r) { return r->start_time == 0 && now - r->wait_entry_time > config_.waiting_timeout_s; };
+    if (std::any_of(waiting_.begin(), waiting_.end(), expired)) {
+      size_t kept = 0;
+      for (Req* r : waiting_) {
+        if (!expired(r)) {
+          waiting_[kept++] = r;
+          continue;
+        }
+        ++r->epoch;
+        ++stats_.waiting_timeouts;
+        FinishWithoutRunning(r, FinishReason::Abort("request waited longer than the waiting timeout of " +
+                                                        std::to_string(config_.waiting_timeout_s) + " s",
+                                                    503));
+      }
+      waiting_.resize(kept);
+    }
+  }
+  if (running_on) {
+    for (Req* r : running_.reqs) {
+      if (r->finished() || r->to_abort || r->start_time == 0) continue;
+      if (now - r->start_time > config_.running_timeout_s) {
+        r->to_abort = true;
+        r->abort_status = 503;
+        r->abort_message = "request ran longer than the running timeout of " +
+                           std::to_string(config_.running_timeout_s) + " s";
+        ++stats_.running_timeouts;
+      }
+    }
+  }
+}
+
+void Scheduler::OrderWaitingQueue() {
+  queue_view_.assign(waiting_.begin(), waiting_.end());
+  const size_t n = waiting_.size();
+  const char* fault = nullptr;
+  std::string what;
+  try {
+    policy_->Order(queue_view_, *cache_, &order_);
+  } catch (const std::exception& e) {
+    fault = "threw";
+    what = e.what();
+  } catch (...) {
+    fault = "threw";
+    what = "a non-standard exception";
+  }
+  if (fault == nullptr) {
+    // A permutation of [0, n): right size, every index in range and seen once.
+    if (order_.size() != n) {
+      fault = "returned a wrong-sized order";
+      what = std::to_string(order_.size()) + " entries for " + std::to_string(n) + " waiting requests";
+    } else {
+      order_seen_.assign(n, 0);
+      for (int32_t i : order_) {
+        if (i < 0 || static_cast<size_t>(i) >= n || order_seen_[i]) {
+          fault = "returned an order that is not a permutation";
+          what = "index " + std::to_string(i) + (i < 0 || static_cast<size_t>(i) >= n ? " out of range" : " repeated");
+          break;
+        }
+        order_seen_[i] = 1;
+      }
+    }
+  }
+  if (fault == nullptr) return;
+  ++stats_.policy_faults;
+  // One line per fault would flood the log when a broken plugin faults every iteration.
+  LOG_EVERY_N(WARNING, 1000) << "policy '" << policy_->name() << "' " << fault << " (" << what
+                             << "); FCFS used for this iteration (" << stats_.policy_faults << " faults so far)";
+  FcfsOrder(n, &order_);
+}
 
 void Scheduler::ProcessPendingChunkedAbort() {
   if (!pending_chunked_abort_) return;
@@ -494,9 +583,7 @@ Status Scheduler::GetNewBatchPrefill(ScheduleBatch** out) {
 
   // Order the waiting queue (the policy sees a read-only view and a const cache).
   if (!draining_ && !waiting_.empty()) {
-    queue_view_.assign(waiting_.begin(), waiting_.end());
-    policy_->Order(queue_view_, *cache_, &order_);
-    CHECK_EQ(order_.size(), waiting_.size()) << "policy returned a wrong-sized order";
+    OrderWaitingQueue();
     sorted_.clear();
     for (int32_t i : order_) sorted_.push_back(waiting_[i]);
     waiting_.swap(sorted_);
@@ -537,6 +624,8 @@ Status Scheduler::GetNewBatchPrefill(ScheduleBatch** out) {
     return Status::Ok();
   }
   // Admitted requests are a prefix of the sorted queue (the loop stops at the first refusal).
+  const bool timeouts_on = config_.running_timeout_s > 0;
+  const double now = timeouts_on ? now_() : 0;
   size_t from_queue = 0;
   for (Req* r : can_run_)
     if (r != chunked_req_ && r->req_pool_idx < 0) ++from_queue;
@@ -544,6 +633,7 @@ Status Scheduler::GetNewBatchPrefill(ScheduleBatch** out) {
   for (Req* p : preempted_) waiting_.push_back(p);
   if (adder.new_chunked_req() != nullptr) chunked_req_ = adder.new_chunked_req();
   for (Req* r : can_run_) {
+    if (r->start_time == 0) r->start_time = timeouts_on ? now : 1;  // nonzero: has run
     if (r->req_pool_idx < 0) {
       r->cache_protected_len = static_cast<int32_t>(r->prefix_indices.size());
       r->cached_tokens = std::max(r->cached_tokens, r->cache_protected_len);

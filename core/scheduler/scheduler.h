@@ -69,6 +69,9 @@ struct SchedulerStats {
   int64_t cached_prompt_tokens = 0;
   int64_t computed_prompt_tokens = 0;
   int32_t max_running = 0;
+  int64_t policy_faults = 0;      // policy Order() threw or returned no permutation: FCFS used instead
+  int64_t waiting_timeouts = 0;   // requests ended by waiting_timeout_s
+  int64_t running_timeouts = 0;   // requests aborted by running_timeout_s
 };
 
 class Scheduler {
@@ -97,6 +100,8 @@ class Scheduler {
   const KvAllocator& allocator() const { return *alloc_; }
   size_t num_waiting() const { return waiting_.size(); }
   size_t num_running() const { return running_.size(); }
+  // The clock of wait_entry_time and the timeouts (seconds, monotonic); tests substitute their own.
+  void set_clock_for_testing(std::function<double()> now) { now_ = std::move(now); }
   const SchedulerConfig& config() const { return config_; }
 
  private:
@@ -126,6 +131,9 @@ class Scheduler {
 
   // ---- pieces of GetNextBatchToRun ----
   void ProcessPendingChunkedAbort();
+  void AbortOnTimeouts();
+  // Runs the policy; a throw or an order that is not a permutation falls back to FCFS (counted).
+  void OrderWaitingQueue();
   void StashChunkedReq();
   void MergeLastBatch();
   Status GetNewBatchPrefill(ScheduleBatch** out);
@@ -193,10 +201,12 @@ class Scheduler {
   std::vector<Inflight*> free_inflight_;
   Inflight* current_ = nullptr;
   SchedulerStats stats_;
+  std::function<double()> now_;
 
   // Reused scratch.
   std::vector<const Req*> queue_view_;
   std::vector<int32_t> order_;
+  std::vector<uint8_t> order_seen_;
   std::vector<Req*> sorted_;
   std::vector<Req*> can_run_;
   std::vector<Req*> retracted_;

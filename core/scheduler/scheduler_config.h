@@ -25,6 +25,11 @@ struct SchedulerConfig {
   int32_t new_token_ratio_decay_steps = 600;
   int32_t retract_decode_steps = 20;
   int32_t max_queued_requests = 1 << 30;
+  // Per-request timeouts (SCHEDULER_SPEC 1.4 step 2, SGLANG_REQ_WAITING/RUNNING_TIMEOUT); <= 0: off.
+  // A request that waited longer than waiting_timeout_s without ever running ends with 503; one
+  // running longer than running_timeout_s since its first admission is aborted (503).
+  double waiting_timeout_s = 0;
+  double running_timeout_s = 0;
   // Loops (SCHEDULER_SPEC 1).
   bool overlap = false;
   bool disable_consecutive_prefill_overlap = false;

@@ -2,6 +2,8 @@
 // and the FCFS fallbacks.
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include <memory>
 
 #include "core/scheduler/kv_allocator.h"
@@ -114,6 +116,22 @@ TEST_F(PolicyTest, InBatchDedupDeprioritizesSiblingsOfAnUncachedLongPrefix) {
   // -1 disables the check.
   auto off = Make(MakeLpmPolicy, std::span(kLpmParams, kNumLpmParams), {{"in_batch_check_threshold", "-1"}});
   EXPECT_EQ(OrderWith(*off, radix_), (V{0, 1, 2, 3, 4, 5, 6}));
+}
+
+// Aging (anti-starvation): requests that waited longer than aging_ms go first, oldest first;
+// the rest keep the LPM order. Off (0) by default: LPM alone starves the cold request.
+TEST_F(PolicyTest, LpmAgingPutsLongWaitingRequestsFirst) {
+  const double now = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  Cache(Seq(100, 50));
+  Add(Seq(900, 20))->wait_entry_time = now - 3600;                    // 0: cold, waited an hour
+  Add(Cat(Seq(100, 50), Seq(7, 5)))->wait_entry_time = now + 3600;    // 1: hot, fresh
+  Add(Seq(800, 20))->wait_entry_time = now - 7200;                    // 2: cold, waited two hours
+  Add(Cat(Seq(100, 20), Seq(3000, 5)))->wait_entry_time = now + 3600; // 3: partly hot, fresh
+  auto plain = Make(MakeLpmPolicy, std::span(kLpmParams, kNumLpmParams));
+  EXPECT_EQ(OrderWith(*plain, radix_), (V{1, 3, 0, 2}));
+  auto aging = Make(MakeLpmPolicy, std::span(kLpmParams, kNumLpmParams), {{"aging_ms", "1000"}});
+  // Aged ones first in arrival order (0 arrived before 2), then LPM.
+  EXPECT_EQ(OrderWith(*aging, radix_), (V{0, 2, 1, 3}));
 }
 
 TEST_F(PolicyTest, LpmKeepsQueueOrderAboveTheCutoffAndWithChunkCache) {

@@ -1,6 +1,7 @@
 #include "plugins/policy/lpm/lpm_policy.h"
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 
 namespace radixserve::sched {
@@ -9,6 +10,7 @@ const RsParamSpec kLpmParams[] = {
     {"fcfs_fallback_queue_len", RS_PARAM_INT, "128", 0, 1e9, "keep queue order when more requests wait"},
     {"in_batch_check_threshold", RS_PARAM_INT, "32", -1, 1e9, "dedup only requests whose cached match <= this; -1 off"},
     {"in_batch_deprioritize_threshold", RS_PARAM_INT, "32", 0, 1e9, "deprioritize when an earlier request shares >= this"},
+    {"aging_ms", RS_PARAM_INT, "0", 0, 1e9, "requests waiting longer go first, oldest first (anti-starvation); 0 off"},
 };
 const uint32_t kNumLpmParams = sizeof(kLpmParams) / sizeof(kLpmParams[0]);
 
@@ -27,7 +29,19 @@ void LpmPolicy::Order(std::span<const Req* const> queue, const PrefixCache& cach
   }
   dedup_.Compute(queue, match_lens_, &deprioritized_);
   for (uint8_t d : deprioritized_) deprioritized_total_ += d;
+  aged_.assign(queue.size(), 0);
+  if (aging_s_ > 0) {
+    // wait_entry_time is on the scheduler's monotonic clock (steady_clock).
+    const double now =
+        std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    for (size_t i = 0; i < queue.size(); ++i) {
+      aged_[i] = now - queue[i]->wait_entry_time > aging_s_;
+      aged_total_ += aged_[i];
+    }
+  }
   std::stable_sort(order->begin(), order->end(), [&](int32_t a, int32_t b) {
+    if (aged_[a] != aged_[b]) return aged_[a] > aged_[b];
+    if (aged_[a]) return queue[a]->arrival_seq < queue[b]->arrival_seq;
     int64_t ka = deprioritized_[a] ? INT64_MAX : -static_cast<int64_t>(match_lens_[a]);
     int64_t kb = deprioritized_[b] ? INT64_MAX : -static_cast<int64_t>(match_lens_[b]);
     return ka < kb;
@@ -36,13 +50,15 @@ void LpmPolicy::Order(std::span<const Req* const> queue, const PrefixCache& cach
 
 std::string LpmPolicy::StatsJson() const {
   return "{\"orders\": " + std::to_string(orders_) + ", \"fcfs_fallbacks\": " + std::to_string(fcfs_fallbacks_) +
-         ", \"deprioritized\": " + std::to_string(deprioritized_total_) + "}";
+         ", \"deprioritized\": " + std::to_string(deprioritized_total_) + ", \"aged\": " + std::to_string(aged_total_) +
+         "}";
 }
 
 Result<std::unique_ptr<SchedulePolicy>> MakeLpmPolicy(const Params& p) {
   return std::unique_ptr<SchedulePolicy>(new LpmPolicy(static_cast<int32_t>(p.GetInt("fcfs_fallback_queue_len")),
                                                        static_cast<int32_t>(p.GetInt("in_batch_check_threshold")),
-                                                       static_cast<int32_t>(p.GetInt("in_batch_deprioritize_threshold"))));
+                                                       static_cast<int32_t>(p.GetInt("in_batch_deprioritize_threshold")),
+                                                       p.GetInt("aging_ms")));
 }
 
 }  // namespace radixserve::sched
