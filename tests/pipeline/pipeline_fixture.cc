@@ -213,7 +213,10 @@ Status Pipeline::StartRouDi() {
   std::string log = dir_ + "/roudi.log";
   while (true) {
     // One RouDi per machine: let another test's RouDi finish first.
+    bool told = false;
     while (RouDiPresent()) {
+      if (!told) std::fprintf(stderr, "another iceoryx RouDi is running: waiting for it to finish\n");
+      told = true;
       if (Clock::now() >= deadline)
         return Status::Unavailable("another iceoryx RouDi kept running for " +
                                    std::to_string(options_.roudi_wait.count()) + " s");
