@@ -1,0 +1,333 @@
+// Runtime control of a launched pipeline through /admin: policy swaps under load (no request
+// lost, the new policy visible at once, its counters growing), bad swaps refused with a precise
+// message while the old policy keeps serving, cache swaps radix <-> chunk in drain and flush mode
+// during requests, and cache flushes refused while busy.
+//
+// One launch for the whole program: launch/edge.yaml with the scheduler's plugin_dirs extended by
+// the build's test_plugins folder (deliberately broken plugins), started by a gtest Environment.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "tests/launch_e2e/launcher.h"
+#include "tests/launch_e2e/requests.h"
+#include "tests/pipeline/pipeline_fixture.h"
+
+namespace radixserve::launch_test {
+namespace {
+
+using nlohmann::json;
+using pipeline_test::Get;
+using pipeline_test::HttpReply;
+using pipeline_test::PostJson;
+using pipeline_test::WaitFor;
+namespace fs = std::filesystem;
+
+class ControlEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    // edge.yaml as shipped, plus the test plugins' folder for the scheduler.
+    std::ifstream in(LaunchDir() + "/edge.yaml");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string text = ss.str();
+    const std::string anchor = "cache: \"$(var cache)\"}";
+    auto at = text.find(anchor);
+    ASSERT_NE(at, std::string::npos) << "edge.yaml changed shape: the scheduler's parameters end differently";
+    text.insert(at + anchor.size() - 1, ", plugin_dirs: \"" + LibDir() + ":" + TestPluginDir() + "\"");
+    file_ = (fs::temp_directory_path() / ("radixserve_control_test_" + std::to_string(::getpid()) + ".yaml")).string();
+    std::ofstream(file_) << text;
+    launcher_ = std::make_unique<Launcher>();
+    Status s = launcher_->Start(LaunchOf(file_, {"model:=" + pipeline_test::Stories260K(),
+                                         "port:=" + std::to_string(pipeline_test::PickFreePort())}));
+    ASSERT_TRUE(s.ok()) << s.message();
+  }
+  void TearDown() override {
+    if (!launcher_) return;
+    launcher_->Signal(SIGTERM);
+    std::optional<int> st = launcher_->WaitExit(std::chrono::seconds(60));
+    EXPECT_TRUE(st && WIFEXITED(*st) && WEXITSTATUS(*st) == 0) << launcher_->Output();
+    EXPECT_EQ(launcher_->Leftovers(), "");
+    if (::testing::UnitTest::GetInstance()->Failed())
+      std::fprintf(stderr, "launcher output:\n%s\n", launcher_->Output().c_str());
+    launcher_.reset();
+    fs::remove(file_);
+  }
+  Launcher& launcher() { return *launcher_; }
+
+ private:
+  std::string file_;
+  std::unique_ptr<Launcher> launcher_;
+};
+
+ControlEnvironment* const g_env =
+    static_cast<ControlEnvironment*>(::testing::AddGlobalTestEnvironment(new ControlEnvironment));
+
+int Port() { return g_env->launcher().port(); }
+
+json SchedulerInfo() {
+  HttpReply r = Get(Port(), "/get_server_info");
+  if (r.status != 200 || !r.json.is_object() || !r.json.contains("scheduler")) return json::object();
+  return r.json["scheduler"];
+}
+
+std::string Policy() { return SchedulerInfo().value("policy", ""); }
+std::string Cache() { return SchedulerInfo().value("cache", ""); }
+
+int64_t Counter(const json& sched, const char* name) {
+  if (!sched.contains("policy_stats") || !sched["policy_stats"].is_object()) return -1;
+  const json& s = sched["policy_stats"];
+  return s.contains(name) && s[name].is_number() ? s[name].get<int64_t>() : -1;
+}
+
+std::string Message(const HttpReply& r) {
+  if (!r.json.is_object()) return r.body;
+  if (r.json.contains("error")) return r.json["error"].value("message", r.body);
+  return r.json.value("message", r.body);
+}
+
+// Greedy reference text of a prompt (exactly `tokens` tokens).
+std::string Reference(const std::string& prompt, int tokens) {
+  CompletionResult r = Complete(Port(), prompt, tokens);
+  EXPECT_EQ(r.status, 200) << Describe(r);
+  return r.text;
+}
+
+// Sends streamed requests from `threads` clients until told to stop (and at least `min_requests`),
+// cycling through `prompts`; records every result.
+class Load {
+ public:
+  Load(std::vector<std::string> prompts, int tokens, int threads, int min_requests)
+      : prompts_(std::move(prompts)), tokens_(tokens), min_requests_(min_requests) {
+    for (int t = 0; t < threads; ++t) threads_.emplace_back([this] { Run(); });
+  }
+  ~Load() { Finish(); }
+  int completed() const { return completed_.load(); }
+  // Lets the clients stop once min_requests were sent; waits for them.
+  void Finish() {
+    stop_.store(true);
+    for (auto& t : threads_)
+      if (t.joinable()) t.join();
+  }
+  // (prompt index, result) of every request.
+  const std::vector<std::pair<int, CompletionResult>>& results() const { return results_; }
+
+ private:
+  void Run() {
+    constexpr int kCap = 3000;  // a failure guard against a runaway loop
+    while (true) {
+      int i = next_.fetch_add(1);
+      if ((stop_.load() && i >= min_requests_) || i >= kCap) return;
+      int p = i % static_cast<int>(prompts_.size());
+      CompletionResult r = StreamComplete(Port(), prompts_[p], tokens_);
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        results_.emplace_back(p, std::move(r));
+      }
+      completed_.fetch_add(1);
+    }
+  }
+  std::vector<std::string> prompts_;
+  int tokens_;
+  int min_requests_;
+  std::atomic<int> next_{0};
+  std::atomic<int> completed_{0};
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::vector<std::pair<int, CompletionResult>> results_;
+  std::vector<std::thread> threads_;
+};
+
+std::vector<std::string> SharedPrefixPrompts() {
+  const std::string base = "Once upon a time, there was a little girl named Lily. She loved to play outside. ";
+  return {base + "One day", base + "She saw a big", base + "Her mom said", base + "The sun was",
+          base + "Lily wanted to", base + "They went to the park", base + "A dog came", base + "Then"};
+}
+
+// Waits (failure guard) until the active policy's `counter` exceeds `above`.
+bool CounterGrows(const char* counter, int64_t above) {
+  return WaitFor([&] { return Counter(SchedulerInfo(), counter) > above; }, std::chrono::seconds(60));
+}
+
+TEST(LaunchControl, PolicySwapUnderLoadLosesNoRequest) {
+  ASSERT_EQ(Policy(), "lpm");
+  const std::vector<std::string> prompts = SharedPrefixPrompts();
+  constexpr int kTokens = 12;
+  std::vector<std::string> reference;
+  for (const auto& p : prompts) reference.push_back(Reference(p, kTokens));
+
+  Load load(prompts, kTokens, /*threads=*/16, /*min_requests=*/200);
+  // lpm, as launched: its counters grow under the load.
+  EXPECT_TRUE(CounterGrows("orders", 0)) << SchedulerInfo().dump();
+
+  HttpReply swap1 = PostJson(Port(), "/admin/policy/swap", {{"name", "fcfs"}});
+  ASSERT_EQ(swap1.status, 200) << swap1.body;
+  EXPECT_NE(Message(swap1).find("lpm -> fcfs"), std::string::npos) << swap1.body;
+  json info = SchedulerInfo();
+  EXPECT_EQ(info.value("policy", ""), "fcfs") << info.dump();
+  EXPECT_TRUE(CounterGrows("orders", Counter(info, "orders"))) << SchedulerInfo().dump();
+  EXPECT_EQ(Counter(SchedulerInfo(), "fcfs_fallbacks"), -1) << "fcfs reports lpm's counters";
+
+  HttpReply swap2 = PostJson(Port(), "/admin/policy/swap",
+                             {{"name", "lpm"},
+                              {"params", {{"in_batch_check_threshold", "16"}, {"in_batch_deprioritize_threshold", "8"}}}});
+  ASSERT_EQ(swap2.status, 200) << swap2.body;
+  EXPECT_NE(Message(swap2).find("fcfs -> lpm"), std::string::npos) << swap2.body;
+  info = SchedulerInfo();
+  EXPECT_EQ(info.value("policy", ""), "lpm") << info.dump();
+  EXPECT_GE(Counter(info, "fcfs_fallbacks"), 0) << info.dump();
+  EXPECT_TRUE(CounterGrows("orders", Counter(info, "orders"))) << SchedulerInfo().dump();
+
+  load.Finish();
+  ASSERT_GE(load.results().size(), 200u);
+  int failed = 0;
+  for (const auto& [p, r] : load.results()) {
+    bool ok = r.status == 200 && r.done && r.error.empty() && r.completion_tokens == kTokens &&
+              r.finish_reason == "length" && r.text == reference[p];
+    if (!ok && ++failed <= 5)
+      ADD_FAILURE() << "prompt " << p << " (reference '" << reference[p] << "'): " << Describe(r);
+  }
+  EXPECT_EQ(failed, 0) << "of " << load.results().size() << " requests";
+}
+
+TEST(LaunchControl, BadPolicySwapsAreRefusedAndTheOldPolicyServes) {
+  ASSERT_EQ(Policy(), "lpm");
+  const std::string reference = Reference("Once upon a time", 8);
+  struct Case {
+    const char* what;
+    json body;
+    std::vector<std::string> message_parts;
+  };
+  const std::vector<Case> cases = {
+      {"unknown plugin name", {{"name", "nosuchpolicy"}}, {"no policy plugin 'nosuchpolicy'"}},
+      {"a plugin path that does not exist",
+       {{"name", "/no/such/dir/libradixserve_policy_x.so"}},
+       {"no policy plugin '/no/such/dir/libradixserve_policy_x.so'"}},
+      {"wrong ABI", {{"name", "wrongabi"}}, {"libradixserve_policy_wrongabi.so", "ABI version 99"}},
+      {"no entry point", {{"name", "noentry"}}, {"libradixserve_policy_noentry.so", "does not export"}},
+      {"unknown parameter",
+       {{"name", "lpm"}, {"params", {{"no_such_param", "1"}}}},
+       {"unknown parameter 'no_such_param'", "in_batch_check_threshold"}},
+      {"out-of-range parameter",
+       {{"name", "lpm"}, {"params", {{"in_batch_check_threshold", "-5"}}}},
+       {"in_batch_check_threshold", "-5", "outside"}},
+      {"non-integer parameter",
+       {{"name", "lpm"}, {"params", {{"in_batch_deprioritize_threshold", "many"}}}},
+       {"in_batch_deprioritize_threshold", "not an integer"}},
+      {"failing configure", {{"name", "refuses"}}, {"refused its configuration", "mode 'broken' is not supported"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    HttpReply r = PostJson(Port(), "/admin/policy/swap", c.body);
+    EXPECT_EQ(r.status, 400) << r.body;
+    for (const auto& part : c.message_parts) EXPECT_NE(Message(r).find(part), std::string::npos) << r.body;
+    EXPECT_EQ(Policy(), "lpm");
+    CompletionResult after = Complete(Port(), "Once upon a time", 8);
+    EXPECT_EQ(after.status, 200) << Describe(after);
+    EXPECT_EQ(after.text, reference) << Describe(after);
+  }
+  // The same broken libraries by path through plugin/load: refused, nothing changes.
+  HttpReply missing = PostJson(Port(), "/admin/plugin/load", {{"path", "/no/such/dir/libradixserve_policy_x.so"}});
+  EXPECT_EQ(missing.status, 400) << missing.body;
+  EXPECT_NE(Message(missing).find("cannot load plugin /no/such/dir/libradixserve_policy_x.so"), std::string::npos)
+      << missing.body;
+  HttpReply abi = PostJson(Port(), "/admin/plugin/load", {{"path", TestPluginDir() + "/libradixserve_policy_wrongabi.so"}});
+  EXPECT_EQ(abi.status, 400) << abi.body;
+  EXPECT_NE(Message(abi).find("ABI version 99"), std::string::npos) << abi.body;
+  EXPECT_EQ(Policy(), "lpm");
+}
+
+// Streamed requests of `prompts` (exactly `tokens` each) on their own threads; Started() once every
+// one has received data.
+class Batch {
+ public:
+  Batch(const std::vector<std::string>& prompts, int tokens) : results_(prompts.size()) {
+    for (size_t i = 0; i < prompts.size(); ++i)
+      threads_.emplace_back([this, i, p = prompts[i], tokens] {
+        bool counted = false;
+        results_[i] = StreamComplete(Port(), p, tokens, [&](std::string_view) {
+          if (!counted) started_.fetch_add(1);
+          counted = true;
+          return true;
+        });
+      });
+  }
+  ~Batch() { Join(); }
+  bool WaitStarted() {
+    return WaitFor([&] { return started_.load() == static_cast<int>(results_.size()); }, std::chrono::seconds(60));
+  }
+  const std::vector<CompletionResult>& Join() {
+    for (auto& t : threads_)
+      if (t.joinable()) t.join();
+    return results_;
+  }
+
+ private:
+  std::vector<CompletionResult> results_;
+  std::vector<std::thread> threads_;
+  std::atomic<int> started_{0};
+};
+
+TEST(LaunchControl, CacheSwapsDuringRequestsInDrainAndFlushMode) {
+  ASSERT_EQ(Cache(), "radix");
+  const std::vector<std::string> prompts = SharedPrefixPrompts();
+  constexpr int kTokens = 200;
+  std::vector<std::string> reference;
+  for (const auto& p : prompts) reference.push_back(Reference(p, kTokens));
+
+  struct Step {
+    const char* cache;
+    const char* mode;
+    const char* reply_prefix;
+  };
+  for (const Step& step : {Step{"chunk", "drain", "drained"}, Step{"radix", "flush", "flushed"},
+                           Step{"chunk", "flush", "flushed"}, Step{"radix", "drain", "drained"}}) {
+    SCOPED_TRACE(std::string(step.cache) + " " + step.mode);
+    Batch batch(prompts, kTokens);
+    ASSERT_TRUE(batch.WaitStarted());
+    HttpReply r = PostJson(Port(), "/admin/cache/swap", {{"name", step.cache}, {"mode", step.mode}});
+    EXPECT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(Message(r).rfind(step.reply_prefix, 0), 0u) << r.body;
+    EXPECT_EQ(Cache(), step.cache);
+    const auto& results = batch.Join();
+    for (size_t i = 0; i < results.size(); ++i) {
+      EXPECT_EQ(results[i].status, 200) << Describe(results[i]);
+      EXPECT_TRUE(results[i].done && results[i].error.empty()) << Describe(results[i]);
+      EXPECT_EQ(results[i].completion_tokens, kTokens) << Describe(results[i]);
+      EXPECT_EQ(results[i].text, reference[i]) << Describe(results[i]);
+    }
+  }
+  EXPECT_EQ(Cache(), "radix");
+}
+
+TEST(LaunchControl, CacheFlushRefusedWhileBusyAcceptedWhenIdle) {
+  {
+    Batch busy(SharedPrefixPrompts(), 400);
+    ASSERT_TRUE(busy.WaitStarted());
+    HttpReply refused = PostJson(Port(), "/admin/cache/flush", json::object());
+    EXPECT_EQ(refused.status, 503) << refused.body;
+    EXPECT_NE(Message(refused).find("cannot flush the cache while"), std::string::npos) << refused.body;
+    EXPECT_NE(Message(refused).find("requests run"), std::string::npos) << refused.body;
+    for (const auto& r : busy.Join()) EXPECT_EQ(r.completion_tokens, 400) << Describe(r);
+  }
+  // Idle once every request has finished (a failure guard; the scheduler reports them done).
+  ASSERT_TRUE(WaitFor([] { return SchedulerInfo()["stats"].value("num_running_reqs", -1) == 0; },
+                      std::chrono::seconds(30)));
+  HttpReply ok = PostJson(Port(), "/admin/cache/flush", json::object());
+  EXPECT_EQ(ok.status, 200) << ok.body;
+  EXPECT_EQ(Message(ok), "cache flushed") << ok.body;
+  EXPECT_EQ(SchedulerInfo()["stats"].value("kv_evictable", -1), 0) << SchedulerInfo().dump();
+  CompletionResult after = Complete(Port(), "Once upon a time", 8);
+  EXPECT_EQ(after.status, 200) << Describe(after);
+}
+
+}  // namespace
+}  // namespace radixserve::launch_test

@@ -1,0 +1,81 @@
+#include "tests/launch_e2e/requests.h"
+
+namespace radixserve::launch_test {
+
+using nlohmann::json;
+using pipeline_test::HttpReply;
+
+namespace {
+
+json Body(const std::string& prompt, int max_tokens, bool stream) {
+  json b = {{"prompt", prompt}, {"max_tokens", max_tokens}, {"temperature", 0}, {"ignore_eos", true},
+            {"stream", stream}};
+  if (stream) b["stream_options"] = {{"include_usage", true}};
+  return b;
+}
+
+std::string ErrorMessage(const json& j) {
+  if (j.is_object() && j.contains("error")) {
+    const json& e = j["error"];
+    if (e.is_object() && e.contains("message") && e["message"].is_string()) return e["message"].get<std::string>();
+    return e.dump();
+  }
+  return "";
+}
+
+}  // namespace
+
+CompletionResult Complete(int port, const std::string& prompt, int max_tokens) {
+  HttpReply r = pipeline_test::PostJson(port, "/v1/completions", Body(prompt, max_tokens, false));
+  CompletionResult out;
+  out.status = r.status;
+  out.raw = r.body;
+  if (r.status < 0) {
+    out.error = r.error;
+    return out;
+  }
+  out.error = ErrorMessage(r.json);
+  if (r.status == 200 && r.json.is_object() && r.json.contains("choices") && !r.json["choices"].empty()) {
+    const json& c = r.json["choices"][0];
+    out.text = c.value("text", "");
+    if (c.contains("finish_reason") && c["finish_reason"].is_string()) out.finish_reason = c["finish_reason"];
+    if (r.json.contains("usage") && r.json["usage"].is_object())
+      out.completion_tokens = r.json["usage"].value("completion_tokens", -1);
+  }
+  return out;
+}
+
+CompletionResult StreamComplete(int port, const std::string& prompt, int max_tokens,
+                                const std::function<bool(std::string_view)>& on_data) {
+  HttpReply r = pipeline_test::PostStream(port, "/v1/completions", Body(prompt, max_tokens, true),
+                                          [&](std::string_view d) { return on_data ? on_data(d) : true; });
+  CompletionResult out;
+  out.status = r.status;
+  out.raw = r.body;
+  if (!r.error.empty()) out.error = r.error;
+  if (r.status != 200) {
+    if (out.error.empty()) out.error = ErrorMessage(r.json);
+    return out;
+  }
+  for (const json& e : pipeline_test::ParseSse(r.body, &out.done)) {
+    if (std::string m = ErrorMessage(e); !m.empty()) out.error = m;
+    if (!e.is_object()) continue;
+    if (e.contains("choices") && e["choices"].is_array())
+      for (const json& c : e["choices"]) {
+        if (c.contains("text") && c["text"].is_string()) out.text += c["text"].get<std::string>();
+        if (c.contains("finish_reason") && c["finish_reason"].is_string()) out.finish_reason = c["finish_reason"];
+      }
+    if (e.contains("usage") && e["usage"].is_object())
+      out.completion_tokens = e["usage"].value("completion_tokens", -1);
+  }
+  return out;
+}
+
+std::string Describe(const CompletionResult& r) {
+  std::string s = "HTTP " + std::to_string(r.status) + ", " + std::to_string(r.completion_tokens) +
+                  " tokens, finish '" + r.finish_reason + "', done " + (r.done ? "yes" : "no");
+  if (!r.error.empty()) s += ", error '" + r.error + "'";
+  return s + ", body: " + r.raw.substr(0, 1500);
+}
+
+}  // namespace radixserve::launch_test

@@ -1,0 +1,32 @@
+// Requests the launch acceptance tests send: greedy completions, streamed or not, summarised as
+// what the tests check (HTTP status, text, token count, finish reason, error message). Any thread
+// may call them; each opens its own connection (tests/pipeline/http_client.h).
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "tests/pipeline/http_client.h"
+
+namespace radixserve::launch_test {
+
+struct CompletionResult {
+  int status = -1;               // HTTP status; -1: no HTTP answer
+  bool done = false;             // streamed: the terminating [DONE] arrived
+  int completion_tokens = -1;    // from usage; -1 when absent
+  std::string text;              // the generated text (streamed: the deltas joined)
+  std::string finish_reason;     // of the last choice seen
+  std::string error;             // an error event's or body's message, or the transport error
+  std::string raw;               // the body, for failure messages
+};
+
+// A greedy completion of exactly `max_tokens` tokens (ignore_eos). `on_data` (streamed only) sees
+// every received piece; returning false hangs up.
+CompletionResult Complete(int port, const std::string& prompt, int max_tokens);
+CompletionResult StreamComplete(int port, const std::string& prompt, int max_tokens,
+                                const std::function<bool(std::string_view)>& on_data = nullptr);
+
+// "HTTP 200, 16 tokens, finish length: <text>" for failure messages.
+std::string Describe(const CompletionResult& r);
+
+}  // namespace radixserve::launch_test
