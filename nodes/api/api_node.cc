@@ -70,6 +70,8 @@ ApiNode::ApiNode(NodeContext ctx) : Node(std::move(ctx)) {
   params().DeclareInt("max_payload", 4 << 20, 4096, 1 << 30, "largest shared-memory chunk in bytes", true);
   params().DeclareInt("control_timeout_ms", 10000, 1, 600000, "how long a control call may take");
   params().DeclareInt("drain_timeout_s", 30, 0, 3600, "on shutdown, how long running requests may take to finish");
+  params().DeclareInt("max_queued_requests", 1024, 1, 1 << 20,
+                      "requests in flight through the api (n > 1 counts n); past it new ones get 503 + Retry-After");
 }
 
 ApiNode::~ApiNode() { Shutdown(); }
@@ -196,10 +198,18 @@ Result<std::string> ApiNode::Detokenize(std::span<const int32_t> ids, bool skip_
 
 Status ApiNode::Submit(const api::GenerateRequest& request, std::shared_ptr<api::ResponseSink> sink) {
   if (draining_.load()) return Status::Unavailable("the server is shutting down");
+  // Read before taking mu_: the parameter store has its own lock.
+  const int64_t max_queued = params().GetInt("max_queued_requests");
   uint64_t rid = 0;
   {
     std::lock_guard<std::mutex> l(mu_);
     if (by_name_.count(request.rid)) return Status::InvalidArgument("request id '" + request.rid + "' is already in use");
+    // A bounded queue: past the limit the client is told at once to come back (503, Retry-After).
+    if (static_cast<int64_t>(pending_.size()) >= max_queued) {
+      metrics_.requests_rejected_overload.fetch_add(1, std::memory_order_relaxed);
+      return Status::Unavailable("the server is overloaded: " + std::to_string(pending_.size()) +
+                                 " requests in flight (max_queued_requests); retry later");
+    }
     rid = next_rid_++;
     Pending p;
     p.rid = request.rid;
@@ -437,6 +447,8 @@ Result<std::string> ApiNode::MetricsText() {
   counter("radixserve_cached_tokens_total", "Prompt tokens served from the prefix cache",
           double(metrics_.cached_tokens.load()));
   counter("radixserve_requests_finished_total", "Requests that ended", double(metrics_.requests_finished.load()));
+  counter("radixserve_requests_rejected_overload_total", "Requests refused with 503 at max_queued_requests",
+          double(metrics_.requests_rejected_overload.load()));
   counter("radixserve_requests_aborted_total", "Requests that ended with an error or abort",
           double(metrics_.requests_aborted.load()));
   gauge("radixserve_requests_in_flight", "Requests submitted and not yet ended",

@@ -36,6 +36,7 @@ struct ApiMetrics {
   std::atomic<uint64_t> requests_finished{0};
   std::atomic<uint64_t> requests_aborted{0};
   std::atomic<int64_t> requests_in_flight{0};
+  std::atomic<uint64_t> requests_rejected_overload{0};  // refused at max_queued_requests (503)
 };
 
 // One Prometheus sample line: "name value\n" (or "name{labels} value\n").

@@ -60,6 +60,9 @@ SchedulerNode::SchedulerNode(NodeContext ctx) : Node(std::move(ctx)) {
   p.DeclareBool("overlap", true, "prepare the next batch while the worker runs this one", true);
   p.DeclareInt("stream_interval", 1, 1, 1 << 20, "stream every N tokens", true);
   p.DeclareInt("max_queued_requests", 1 << 20, 1, 1 << 30, "waiting requests beyond which new ones are refused", true);
+  p.DeclareDouble("waiting_timeout_s", 0, 0, 1e9,
+                  "end requests that waited longer than this without running with 503 (0: off)", true);
+  p.DeclareDouble("running_timeout_s", 0, 0, 1e9, "abort requests running longer than this, 503 (0: off)", true);
   p.DeclareInt("worker_timeout_ms", 120000, 100, 3600000, "how long a forward step may take", true);
   p.DeclareInt("max_payload", 4 << 20, 4096, 1 << 30, "largest shared-memory chunk in bytes", true);
 }
@@ -76,13 +79,17 @@ sched::SchedulerConfig SchedulerNode::BuildConfig() const {
   c.page_size = static_cast<int32_t>(p.GetInt("page_size"));
   c.max_total_tokens = p.GetInt("max_total_tokens");
   c.max_running_requests = static_cast<int32_t>(p.GetInt("max_running_requests"));
-  c.max_req_len = context_length_;
+  // SCHEDULER_SPEC 4.3 keeps one position spare (max_req_len - input - 1), but the last sampled
+  // token needs no KV: with one more, prompt + output may fill the model's whole context.
+  c.max_req_len = context_length_ + 1;
   c.max_prefill_tokens = static_cast<int32_t>(p.GetInt("max_prefill_tokens"));
   c.chunked_prefill_size = static_cast<int32_t>(p.GetInt("chunked_prefill_size"));
   c.enable_mixed_chunk = p.GetBool("enable_mixed_chunk");
   c.overlap = p.GetBool("overlap");
   c.stream_interval = static_cast<int32_t>(p.GetInt("stream_interval"));
   c.max_queued_requests = static_cast<int32_t>(p.GetInt("max_queued_requests"));
+  c.waiting_timeout_s = p.GetDouble("waiting_timeout_s");
+  c.running_timeout_s = p.GetDouble("running_timeout_s");
   c.vocab_size = tokenizer_->vocab_size();
   for (int32_t id = 0; id < tokenizer_->vocab_size(); ++id)
     if (tokenizer_->IsEog(id)) c.eos_token_ids.push_back(id);
@@ -481,6 +488,9 @@ std::string SchedulerNode::StatsJson() const {
       {"preemptions", st.preemptions},
       {"finished", st.finished},
       {"aborted", st.aborted},
+      {"policy_faults", st.policy_faults},
+      {"waiting_timeouts", st.waiting_timeouts},
+      {"running_timeouts", st.running_timeouts},
       {"iterations", st.iterations},
       {"prefill_batches", st.prefill_batches},
       {"decode_batches", st.decode_batches},
