@@ -16,6 +16,8 @@ PACKAGES=(
   libopenblas-dev
   # HTTP server, JSON, YAML launch files, command line
   libcpp-httplib-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev
+  # fuzzing (scripts/fuzz.sh): clang with libFuzzer and the sanitizer runtimes
+  clang-14 libfuzzer-14-dev libclang-rt-14-dev
 )
 
 missing=()

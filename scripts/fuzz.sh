@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (clang-14, ASan + UBSan) in build-fuzz/ and runs each for a
+# bounded time on a copy of its seed corpus.
+#   scripts/fuzz.sh                  # every target, FUZZ_SECONDS (default 60) each
+#   FUZZ_SECONDS=600 scripts/fuzz.sh gguf tokenizer
+# Crashes land in build-fuzz/crashes/<target>/; fix them, then keep the input in
+# fuzz/regressions/<target>/ so that the fuzz_replay_<target>_test ctest replays it.
+# Environment: FUZZ_SECONDS, FUZZ_JOBS (build parallelism, default 2), CC/CXX (default clang-14).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+BUILD="$ROOT/build-fuzz"
+SECONDS_EACH="${FUZZ_SECONDS:-60}"
+JOBS="${FUZZ_JOBS:-2}"
+ALL_TARGETS=(gguf tokenizer request_parser http_connection launch messages)
+TARGETS=("$@")
+[ ${#TARGETS[@]} -eq 0 ] && TARGETS=("${ALL_TARGETS[@]}")
+
+export CC="${CC:-clang-14}" CXX="${CXX:-clang++-14}"
+command -v "$CXX" >/dev/null || { echo "fuzz.sh: $CXX not found (scripts/install-deps.sh installs clang-14)" >&2; exit 1; }
+
+cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRADIXSERVE_FUZZ=ON \
+  -DRADIXSERVE_ENABLE_CUDA=OFF -DRADIXSERVE_BUILD_BENCHMARKS=OFF >/dev/null
+cmake --build "$BUILD" --target $(printf 'fuzz_%s ' "${TARGETS[@]}") -j"$JOBS"
+
+status=0
+for t in "${TARGETS[@]}"; do
+  corpus="$BUILD/corpus/$t"
+  crashes="$BUILD/crashes/$t"
+  rm -rf "$corpus" && mkdir -p "$corpus" "$crashes"
+  cp -r "$ROOT/fuzz/corpus/$t/." "$corpus/"
+  [ -d "$ROOT/fuzz/regressions/$t" ] && cp -r "$ROOT/fuzz/regressions/$t/." "$corpus/"
+  echo "fuzz.sh: $t for ${SECONDS_EACH}s"
+  # Sockets and temp files in the targets: one process per target, bounded input size and memory.
+  if ! (cd "$crashes" && ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
+        "$BUILD/bin/fuzz_$t" -max_total_time="$SECONDS_EACH" -max_len=65536 -rss_limit_mb=2048 \
+        -timeout=10 -print_final_stats=1 -artifact_prefix="$crashes/" "$corpus" 2>&1 | tail -n 25); then
+    status=1
+  fi
+  if compgen -G "$crashes/*" >/dev/null; then
+    echo "fuzz.sh: $t found crashes: $(ls "$crashes")"
+    status=1
+  fi
+done
+exit $status
