@@ -27,7 +27,7 @@ status=0
 for t in "${TARGETS[@]}"; do
   corpus="$BUILD/corpus/$t"
   crashes="$BUILD/crashes/$t"
-  rm -rf "$corpus" && mkdir -p "$corpus" "$crashes"
+  rm -rf "$corpus" "$crashes" && mkdir -p "$corpus" "$crashes"
   cp -r "$ROOT/fuzz/corpus/$t/." "$corpus/"
   [ -d "$ROOT/fuzz/regressions/$t" ] && cp -r "$ROOT/fuzz/regressions/$t/." "$corpus/"
   echo "fuzz.sh: $t for ${SECONDS_EACH}s"
