@@ -9,6 +9,7 @@
 //
 // usage: model_bench [--types f32,f16,q8_0] [--threads 2] [--prefill 512]
 //                    [--batches 1,4,16,32] [--cached 128,512] [--dir /tmp] [--size medium] [--kv f32|f16]
+//                    [--repeat N]
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -46,6 +47,7 @@ int main(int argc, char** argv) {
   std::string types = "f32,f16,q8_0", batches = "1,4,16,32", cached = "128,512", dir = "/tmp", size = "medium";
   int threads = 2, prefill = 512;
   std::string kv = "f32";
+  int repeat = 1;  // more timed windows per figure; the best is kept (noise only slows things down)
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i], v = argv[i + 1];
     if (k == "--types") types = v;
@@ -56,6 +58,7 @@ int main(int argc, char** argv) {
     else if (k == "--dir") dir = v;
     else if (k == "--size") size = v;
     else if (k == "--kv") kv = v;
+    else if (k == "--repeat") repeat = std::max(1, std::atoi(v.c_str()));
     else {
       std::fprintf(stderr, "unknown option %s\n", k.c_str());
       return 2;
@@ -104,7 +107,7 @@ int main(int argc, char** argv) {
       std::vector<float> logits(vocab_size);
       model::SequenceInput in{0, toks, slots};
       double best = 1e30;
-      for (int rep = 0; rep < 3; ++rep) {
+      for (int rep = 0; rep < 1 + 2 * repeat; ++rep) {
         auto t0 = Clock::now();
         Status st = m.Forward(std::span<const model::SequenceInput>(&in, 1), **kv, logits);
         if (!st.ok()) return Fail(st);
@@ -118,8 +121,8 @@ int main(int argc, char** argv) {
     for (const auto& cs : Split(cached)) {
       for (const auto& bs : Split(batches)) {
         const int B = std::atoi(bs.c_str()), C = std::atoi(cs.c_str());
-        // Three timed windows after a warm-up step; the best one is reported (others compile here too).
-        const int window = std::max(4, 32 / B), steps = 3 * window;
+        // 3 * repeat timed windows after a warm-up step; the best one is reported (others compile here too).
+        const int window = std::max(4, 32 / B), steps = 3 * repeat * window;
         const int per_seq = C + steps + 1;
         auto kv = m.CreateKvCache(static_cast<int64_t>(B) * per_seq);
         if (!kv.ok()) return Fail(kv.status());
