@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <glog/logging.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -43,23 +44,35 @@ int Fail(const std::string& msg) {
   return 1;
 }
 
-// Watches node_status topics and answers "is every node of process X ready".
+// Watches the node_status topics and answers "is every node of process X ready". The iceoryx
+// side runs in a child process that reports over a pipe: RouDi signals every registered process
+// when it stops, and the launcher itself must not be one of them.
 class ReadinessWatcher {
  public:
+  ~ReadinessWatcher() { Stop(); }
+
   Status Start(const std::vector<std::string>& namespaces) {
-    for (const auto& ns : namespaces) {
-      transport::ChannelOptions o;
-      o.block_when_full = false;
-      RS_ASSIGN_OR_RETURN(auto sub, transport::Subscriber::Create({ns, "node_status"}, o));
-      subs_.push_back(std::move(sub));
+    int fds[2];
+    if (::pipe(fds) != 0) return Status::IOError("pipe failed");
+    pid_ = ::fork();
+    if (pid_ < 0) return Status::IOError("fork failed");
+    if (pid_ == 0) {
+      ::close(fds[0]);
+      RunChild(fds[1], namespaces);
     }
-    thread_ = std::thread([this] { Loop(); });
+    ::close(fds[1]);
+    read_fd_ = fds[0];
+    reader_ = std::thread([this] { ReadLoop(); });
     return Status::Ok();
   }
   void Stop() {
-    stop_.store(true);
-    if (thread_.joinable()) thread_.join();
-    subs_.clear();
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGUSR1);  // the child exits normally (deregistering from RouDi)
+    int st = 0;
+    ::waitpid(pid_, &st, 0);
+    pid_ = -1;
+    if (reader_.joinable()) reader_.join();
+    ::close(read_fd_);
   }
   bool Ready(const std::vector<std::string>& nodes) {
     std::lock_guard<std::mutex> l(mu_);
@@ -76,25 +89,62 @@ class ReadinessWatcher {
   }
 
  private:
-  void Loop() {
-    while (!stop_.load()) {
-      for (auto& s : subs_) {
+  static std::atomic<bool> child_stop_;
+
+  [[noreturn]] static void RunChild(int fd, const std::vector<std::string>& namespaces) {
+    ::signal(SIGINT, SIG_IGN);   // Ctrl-C is the launcher's to handle
+    ::signal(SIGTERM, SIG_DFL);
+    ::signal(SIGPIPE, SIG_IGN);
+    ::signal(SIGUSR1, [](int) { child_stop_.store(true); });
+    if (!transport::InitRuntime("radixserve_launch_watch_" + std::to_string(getpid())).ok()) std::exit(2);
+    std::vector<std::unique_ptr<transport::Subscriber>> subs;
+    for (const auto& ns : namespaces) {
+      transport::ChannelOptions o;
+      o.block_when_full = false;
+      auto sub = transport::Subscriber::Create({ns, "node_status"}, o);
+      if (!sub.ok()) std::exit(3);
+      subs.push_back(std::move(*sub));
+    }
+    while (!child_stop_.load() && ::getppid() != 1) {
+      for (auto& s : subs) {
         while (transport::Received r = s->TryTake()) {
           auto m = transport::ValidateNodeStatus(r.data(), r.size());
           if (!m.ok()) continue;
-          std::lock_guard<std::mutex> l(mu_);
-          state_[(*m)->name] = {(*m)->ready != 0, nodes::NodeStateName(static_cast<nodes::NodeState>((*m)->state))};
+          std::string line = std::string((*m)->name) + "\t" + ((*m)->ready ? "1" : "0") + "\t" +
+                             nodes::NodeStateName(static_cast<nodes::NodeState>((*m)->state)) + "\n";
+          if (::write(fd, line.data(), line.size()) < 0) child_stop_.store(true);
         }
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
+    subs.clear();
+    std::exit(0);
   }
-  std::vector<std::unique_ptr<transport::Subscriber>> subs_;
-  std::thread thread_;
-  std::atomic<bool> stop_{false};
+
+  void ReadLoop() {
+    std::string buf;
+    char chunk[4096];
+    for (;;) {
+      ssize_t n = ::read(read_fd_, chunk, sizeof(chunk));
+      if (n <= 0) return;
+      buf.append(chunk, static_cast<size_t>(n));
+      for (size_t nl; (nl = buf.find('\n')) != std::string::npos; buf.erase(0, nl + 1)) {
+        std::string line = buf.substr(0, nl);
+        auto t1 = line.find('\t'), t2 = line.rfind('\t');
+        if (t1 == std::string::npos || t2 == t1) continue;
+        std::lock_guard<std::mutex> l(mu_);
+        state_[line.substr(0, t1)] = {line.substr(t1 + 1, t2 - t1 - 1) == "1", line.substr(t2 + 1)};
+      }
+    }
+  }
+
+  pid_t pid_ = -1;
+  int read_fd_ = -1;
+  std::thread reader_;
   std::mutex mu_;
   std::map<std::string, std::pair<bool, std::string>> state_;  // node -> (ready, lifecycle state)
 };
+std::atomic<bool> ReadinessWatcher::child_stop_{false};
 
 bool HasArg(const std::vector<std::string>& args, const std::string& name) {
   for (const auto& a : args)
@@ -177,8 +227,6 @@ int RunLaunch(const LaunchCliOptions& o) {
         _exit(130);
       });
 
-  Status init = transport::InitRuntime("radixserve_launch_" + std::to_string(getpid()));
-  if (!init.ok()) return Fail(init.message());
   std::vector<std::string> namespaces;
   for (const auto& p : plan->processes)
     if (std::find(namespaces.begin(), namespaces.end(), p.ns) == namespaces.end()) namespaces.push_back(p.ns);

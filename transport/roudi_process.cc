@@ -53,13 +53,30 @@ RouDiConfig PipelineRouDiConfig(uint32_t max_message_bytes) {
   return c;
 }
 
-bool RouDiRunning() {
-  int fd = ::open(kRouDiLock, O_RDONLY | O_CLOEXEC);
+namespace {
+bool FileLockHeld(const char* path) {
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
   bool locked = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
   if (!locked) ::flock(fd, LOCK_UN);
   ::close(fd);
   return locked;
+}
+}  // namespace
+
+bool RouDiRunning() {
+  // iox-roudi takes the unique lock first and the roudi lock once its memory is reserved: either
+  // one held means a RouDi is running or starting.
+  return FileLockHeld(kRouDiLock) || FileLockHeld("/tmp/iox-unique-roudi.lock");
+}
+
+bool WaitUntilNoRouDi(std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (RouDiRunning()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return true;
 }
 
 Result<uint32_t> MaxPayloadFromToml(const std::string& toml) {
@@ -144,7 +161,7 @@ Status RouDiProcess::Start(const RouDiConfig& config, const std::string& config_
   }
   pid_ = pid;
   auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!RouDiRunning() || ::access("/tmp/roudi", F_OK) != 0) {
+  while (!FileLockHeld(kRouDiLock) || ::access("/tmp/roudi", F_OK) != 0) {
     int st = 0;
     if (::waitpid(pid_, &st, WNOHANG) == pid_) {
       pid_ = -1;

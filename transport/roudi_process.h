@@ -32,6 +32,8 @@ RouDiConfig PipelineRouDiConfig(uint32_t max_message_bytes);
 
 // True when a RouDi holds its lock on this machine.
 bool RouDiRunning();
+// Waits until no RouDi runs (another user of the machine may hold the one RouDi); false on timeout.
+bool WaitUntilNoRouDi(std::chrono::milliseconds timeout);
 
 // The largest chunk payload the running RouDi offers, read from the config file on its command line
 // (-c / --config-file), else /etc/iceoryx/roudi_config.toml, else iceoryx's built-in pools (4 MiB).

@@ -71,6 +71,8 @@ class ApiBackend {
   virtual bool Ready() = 0;
   // The model's context length in tokens: prompts must be shorter.
   virtual int32_t ContextLength() = 0;
+  // Token ids must be below this (prompts given as ids are checked); 0 when unknown.
+  virtual int32_t VocabSize() { return 0; }
 
   // add_special_tokens: add BOS etc. as the model wants (plain prompts); chat prompts rendered by a
   // ChatTemplate already contain them, and are tokenized with add_special_tokens = false.

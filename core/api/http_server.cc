@@ -186,6 +186,15 @@ bool HttpServer::PrepareInput(GenerateRequest* req, ApiError* error) {
     *error = ApiError::BadRequest(field, std::string(field) + ": the prompt is empty");
     return false;
   }
+  const int32_t vocab = backend_->VocabSize();
+  for (size_t i = 0; vocab > 0 && i < req->input_ids.size(); ++i) {
+    const int32_t t = req->input_ids[i];
+    if (t < 0 || t >= vocab) {
+      *error = ApiError::BadRequest(field, std::string(field) + "[" + std::to_string(i) + "] = " + std::to_string(t) +
+                                               " is outside the model's vocabulary [0, " + std::to_string(vocab) + ")");
+      return false;
+    }
+  }
   const int32_t context = backend_->ContextLength();
   if (context > 0 && req->input_ids.size() >= static_cast<size_t>(context)) {
     *error = ApiError::BadRequest(

@@ -375,10 +375,20 @@ void Scheduler::AddNewRequest(GenerateRequest&& g) {
     FinishWithoutRunning(r, FinishReason::Abort("empty prompt", 400));
     return;
   }
+  for (int64_t i = 0; i < in; ++i) {
+    const int32_t t = r->tokens[static_cast<size_t>(i)];
+    if (t < 0 || t >= config_.vocab_size) {  // the worker could not embed it: refuse this request alone
+      FinishWithoutRunning(r, FinishReason::Abort("token id " + std::to_string(t) + " at position " +
+                                                      std::to_string(i) + " is outside the vocabulary [0, " +
+                                                      std::to_string(config_.vocab_size) + ")",
+                                                  400));
+      return;
+    }
+  }
   if (limit < 1) {
     std::string why = in >= config_.max_req_len - 1
-                          ? "prompt of " + std::to_string(in) + " tokens does not fit the context length " +
-                                std::to_string(config_.max_req_len)
+                          ? "prompt of " + std::to_string(in) + " tokens leaves no room for output in the context of " +
+                                std::to_string(config_.max_req_len - 1) + " tokens"
                           : "prompt of " + std::to_string(in) + " tokens can never fit: the KV pool holds " +
                                 std::to_string(config_.max_total_tokens) + " tokens";
     FinishWithoutRunning(r, FinishReason::Abort(why, 400));

@@ -39,6 +39,7 @@ class ApiNode : public Node, public api::ApiBackend {
   // ApiBackend.
   bool Ready() override { return static_cast<const ApiNode*>(this)->Ready(); }
   int32_t ContextLength() override { return context_length_; }
+  int32_t VocabSize() override { return tokenizer_ ? tokenizer_->vocab_size() : 0; }
   Result<std::vector<int32_t>> Tokenize(std::string_view text, bool add_special_tokens) override;
   Result<std::string> Detokenize(std::span<const int32_t> ids, bool skip_special_tokens) override;
   Status Submit(const api::GenerateRequest& request, std::shared_ptr<api::ResponseSink> sink) override;

@@ -35,7 +35,9 @@ std::string Stream(IncrementalDetokenizer& d, const std::vector<int32_t>& prompt
     in.new_ids = ids;
     in.finished = i + 1 == output.size();
     std::string delta = d.Step(in);
-    if (check_each_delta) EXPECT_TRUE(ValidUtf8(delta)) << "delta splits a character at token " << i;
+    if (check_each_delta) {
+      EXPECT_TRUE(ValidUtf8(delta)) << "delta splits a character at token " << i;
+    }
     all += delta;
   }
   return all;

@@ -100,19 +100,17 @@ TEST(InvalidInput, EachGets400InOpenAiShapeAndTheServerKeepsServing) {
   EXPECT_EQ(stats["aborted"], 0) << stats.dump();
 }
 
-// Known bug (disabled until fixed): /generate accepts input_ids outside the vocabulary; the
-// worker then fails the whole forward batch, which aborts every request in it, and the client
-// gets HTTP 200 with an abort in meta_info.
-TEST(InvalidInput, DISABLED_TokenIdOutsideTheVocabularyIsRefused) {
+// input_ids outside the vocabulary are refused by the api (400) before they can reach the worker,
+// where one bad id would fail a whole forward batch.
+TEST(InvalidInput, TokenIdOutsideTheVocabularyIsRefused) {
   BadCase c{"token id outside the vocabulary", "/generate",
             json{{"input_ids", {1, 100000}}, {"sampling_params", {{"max_new_tokens", 4}}}}.dump(), "input_ids"};
   ExpectOpenAiError(PostRaw(g_env->port(), c.path, c.body), c);
 }
 
-// Known bug (disabled until fixed): the api admits a prompt of context - 1 tokens ("at least one
-// must be left for the output") but the scheduler refuses it ("does not fit the context length"):
-// /generate answers 200 with an abort and no tokens.
-TEST(InvalidInput, DISABLED_PromptOfContextMinusOneTokensGetsOneToken) {
+// The api admits a prompt of context - 1 tokens (one position left for the output) and the
+// scheduler agrees: it generates that one token.
+TEST(InvalidInput, PromptOfContextMinusOneTokensGetsOneToken) {
   std::vector<int32_t> ids(kContext - 1, 300);
   ids[0] = 1;
   HttpReply r = PostJson(g_env->port(), "/generate",

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <thread>
 
@@ -20,22 +21,6 @@ struct Ping {
   MessageHeader header;
   uint32_t seq;
   ArrayRef payload;  // uint8
-};
-
-RouDiProcess* g_roudi = nullptr;
-
-class Env : public ::testing::Environment {
- public:
-  void SetUp() override {
-    g_roudi = new RouDiProcess();
-    std::string cfg = (std::filesystem::temp_directory_path() / "radixserve_channel_test_roudi.toml").string();
-    Status s = g_roudi->Start(PipelineRouDiConfig(1 << 20), cfg);
-    ASSERT_TRUE(s.ok()) << s.ToString();
-  }
-  void TearDown() override {
-    delete g_roudi;
-    EXPECT_FALSE(RouDiRunning());
-  }
 };
 
 // Child process: publishes `n` Ping messages of growing payload once the parent subscribed.
@@ -145,8 +130,30 @@ TEST(Channel, RejectsBadTopics) {
 }  // namespace
 }  // namespace radixserve::transport
 
+// RouDi sends SIGTERM to every process still registered when it stops, so the tests, which
+// register, run in a child process that exits (and deregisters) before this parent stops RouDi.
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
-  ::testing::AddGlobalTestEnvironment(new radixserve::transport::Env());
-  return RUN_ALL_TESTS();
+  using namespace radixserve::transport;
+  if (!WaitUntilNoRouDi(std::chrono::seconds(120))) {
+    std::fprintf(stderr, "another RouDi kept running\n");
+    return 1;
+  }
+  RouDiProcess roudi;
+  std::string cfg = (std::filesystem::temp_directory_path() / "radixserve_channel_test_roudi.toml").string();
+  radixserve::Status s = roudi.Start(PipelineRouDiConfig(1 << 20), cfg);
+  if (!s.ok()) {
+    std::fprintf(stderr, "cannot start RouDi: %s\n", s.ToString().c_str());
+    return 1;
+  }
+  pid_t child = fork();
+  if (child == 0) std::exit(RUN_ALL_TESTS());
+  int status = 0;
+  waitpid(child, &status, 0);
+  roudi.Stop();
+  if (RouDiRunning()) {
+    std::fprintf(stderr, "RouDi still running after Stop()\n");
+    return 1;
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
