@@ -61,6 +61,8 @@ class Launcher {
   // Everything the launcher wrote so far (stdout and stderr).
   std::string Output() const;
   const std::string& log_path() const { return log_; }
+  // A private temporary folder, removed with the Launcher (generated launch files).
+  const std::string& dir() const { return dir_; }
   pid_t pid() const { return pid_; }
   int port() const { return port_; }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
