@@ -88,8 +88,10 @@ Result<const ForwardResultMsg*> ValidateForwardResult(const void* bytes, size_t 
   return m;
 }
 
-Result<const BatchTokenIdOutMsg*> ValidateBatchTokenIdOut(const void* bytes, size_t size) noexcept {
-  RS_ASSIGN_OR_RETURN(const BatchTokenIdOutMsg* m, Header<BatchTokenIdOutMsg>(bytes, size));
+// BatchTokenIdOut and BatchStrOut share one layout of entries and arrays.
+template <typename M>
+Result<const M*> ValidateOutputBatch(const void* bytes, size_t size) noexcept {
+  RS_ASSIGN_OR_RETURN(const M* m, Header<M>(bytes, size));
   RS_RETURN_IF_ERROR(ValidateArray<OutputEntry>(m, m->entries, kMaxRequestsPerBatch, "entries"));
   RS_RETURN_IF_ERROR(ValidateArray<int32_t>(m, m->ids, kMaxTokensPerMessage, "ids"));
   RS_RETURN_IF_ERROR(ValidateArray<int32_t>(m, m->out_ids, kMaxTokensPerMessage, "out_ids"));
@@ -99,15 +101,12 @@ Result<const BatchTokenIdOutMsg*> ValidateBatchTokenIdOut(const void* bytes, siz
   return m;
 }
 
+Result<const BatchTokenIdOutMsg*> ValidateBatchTokenIdOut(const void* bytes, size_t size) noexcept {
+  return ValidateOutputBatch<BatchTokenIdOutMsg>(bytes, size);
+}
+
 Result<const BatchStrOutMsg*> ValidateBatchStrOut(const void* bytes, size_t size) noexcept {
-  RS_ASSIGN_OR_RETURN(const BatchStrOutMsg* m, Header<BatchStrOutMsg>(bytes, size));
-  RS_RETURN_IF_ERROR(ValidateArray<OutputEntry>(m, m->entries, kMaxRequestsPerBatch, "entries"));
-  RS_RETURN_IF_ERROR(ValidateArray<int32_t>(m, m->ids, kMaxTokensPerMessage, "ids"));
-  RS_RETURN_IF_ERROR(ValidateArray<int32_t>(m, m->out_ids, kMaxTokensPerMessage, "out_ids"));
-  RS_RETURN_IF_ERROR(ValidateArray<float>(m, m->logprobs, kMaxTokensPerMessage, "logprobs"));
-  RS_RETURN_IF_ERROR(ValidateArray<char>(m, m->text, kMaxTextBytes, "text"));
-  RS_RETURN_IF_ERROR(ValidateEntries(m, ArrayOf<OutputEntry>(m, m->entries), m->ids, m->out_ids, m->logprobs, m->text));
-  return m;
+  return ValidateOutputBatch<BatchStrOutMsg>(bytes, size);
 }
 
 Result<const NodeStatusMsg*> ValidateNodeStatus(const void* bytes, size_t size) noexcept {

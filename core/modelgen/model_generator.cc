@@ -8,6 +8,8 @@
 
 #include "core/gguf/gguf_reader.h"
 #include "core/modelgen/builtin_vocab.h"
+#include "kernels/cpu/convert.h"
+#include "kernels/cpu/q8_0.h"
 
 namespace radixserve::modelgen {
 namespace {
@@ -43,40 +45,9 @@ class Rng {
   bool has_spare_ = false;
 };
 
-uint16_t FloatToHalf(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  uint32_t sign = (x >> 16) & 0x8000u;
-  int32_t exp = static_cast<int32_t>((x >> 23) & 0xff) - 127 + 15;
-  uint32_t mant = x & 0x7fffffu;
-  if (((x >> 23) & 0xff) == 0xff) return static_cast<uint16_t>(sign | 0x7c00u | (mant ? 0x200u : 0));
-  if (exp >= 31) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow to infinity
-  if (exp <= 0) {                                                // subnormal or zero
-    if (exp < -10) return static_cast<uint16_t>(sign);
-    mant |= 0x800000u;
-    uint32_t shift = static_cast<uint32_t>(14 - exp);
-    uint32_t half = mant >> shift;
-    uint32_t rem = mant & ((1u << shift) - 1);
-    uint32_t halfway = 1u << (shift - 1);
-    if (rem > halfway || (rem == halfway && (half & 1))) ++half;
-    return static_cast<uint16_t>(sign | half);
-  }
-  uint32_t half = sign | (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
-  uint32_t rem = mant & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (half & 1))) ++half;  // round to nearest even (may carry into exp)
-  return static_cast<uint16_t>(half);
-}
+}  // namespace
 
-uint16_t FloatToBf16(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40);  // quiet NaN
-  x += 0x7fffu + ((x >> 16) & 1);
-  return static_cast<uint16_t>(x >> 16);
-}
-
-// Encodes F32 values (rows of `row_len`) in the requested type.
-std::vector<uint8_t> Encode(const std::vector<float>& v, gguf::TensorType type) {
+std::vector<uint8_t> EncodeTensor(const std::vector<float>& v, gguf::TensorType type) {
   std::vector<uint8_t> out;
   switch (type) {
     case gguf::TensorType::kF32:
@@ -87,43 +58,34 @@ std::vector<uint8_t> Encode(const std::vector<float>& v, gguf::TensorType type) 
     case gguf::TensorType::kBF16: {
       out.resize(v.size() * 2);
       for (size_t i = 0; i < v.size(); ++i) {
-        uint16_t h = type == gguf::TensorType::kF16 ? FloatToHalf(v[i]) : FloatToBf16(v[i]);
+        uint16_t h = type == gguf::TensorType::kF16 ? kernels::Fp32ToFp16(v[i]) : kernels::Fp32ToBf16(v[i]);
         std::memcpy(out.data() + 2 * i, &h, 2);
       }
       break;
     }
-    case gguf::TensorType::kQ8_0: {
-      // Block of 32: an fp16 scale d = max|x| / 127, then round(x / d) as int8.
-      size_t blocks = v.size() / 32;
-      out.resize(blocks * 34);
-      for (size_t b = 0; b < blocks; ++b) {
-        const float* x = v.data() + b * 32;
-        float amax = 0;
-        for (int i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(x[i]));
-        float d = amax / 127.0f;
-        float id = d != 0 ? 1.0f / d : 0.0f;
-        uint16_t dh = FloatToHalf(d);
-        uint8_t* o = out.data() + b * 34;
-        std::memcpy(o, &dh, 2);
-        for (int i = 0; i < 32; ++i) o[2 + i] = static_cast<uint8_t>(static_cast<int8_t>(std::lround(x[i] * id)));
-      }
+    case gguf::TensorType::kQ8_0:
+      // The scalar reference quantizer: generated files are the same bytes on every machine.
+      out.resize(v.size() / 32 * sizeof(kernels::BlockQ8_0));
+      kernels::ref::QuantizeRowQ8_0(v.data(), reinterpret_cast<kernels::BlockQ8_0*>(out.data()),
+                                    static_cast<int64_t>(v.size()));
       break;
-    }
     default:
       break;
   }
   return out;
 }
 
+namespace {
+
 Status AddMatrix(gguf::GgufWriter* w, Rng& rng, const std::string& name, uint32_t cols, uint32_t rows, float stddev,
                  gguf::TensorType type) {
   std::vector<float> v(static_cast<size_t>(cols) * rows);
   for (float& x : v) x = rng.Normal() * stddev;
-  return w->AddTensor(name, {cols, rows}, type, Encode(v, type));
+  return w->AddTensor(name, {cols, rows}, type, EncodeTensor(v, type));
 }
 
 Status AddOnes(gguf::GgufWriter* w, const std::string& name, uint32_t n) {
-  return w->AddTensor(name, {n}, gguf::TensorType::kF32, Encode(std::vector<float>(n, 1.0f), gguf::TensorType::kF32));
+  return w->AddTensor(name, {n}, gguf::TensorType::kF32, EncodeTensor(std::vector<float>(n, 1.0f), gguf::TensorType::kF32));
 }
 
 // Copies every tokenizer.* key of `path` into the writer; returns the vocabulary size.

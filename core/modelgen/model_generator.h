@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/gguf/gguf_types.h"
 #include "core/gguf/gguf_writer.h"
@@ -37,6 +38,10 @@ struct ModelSpec {
 Result<ModelSpec> SpecForSize(const std::string& size);
 // "f32", "f16", "bf16", "q8_0" (any case).
 Result<gguf::TensorType> ParseWeightType(const std::string& name);
+
+// F32 values encoded as `type` (F32, F16, BF16 or Q8_0; rows a multiple of 32 for Q8_0); empty for
+// any other type.
+std::vector<uint8_t> EncodeTensor(const std::vector<float>& values, gguf::TensorType type);
 
 // Fills a writer with metadata, tokenizer and tensors.
 Status BuildModel(const ModelSpec& spec, gguf::GgufWriter* out);

@@ -16,6 +16,7 @@
 
 #include "core/gguf/gguf_reader.h"
 #include "core/gguf/gguf_writer.h"
+#include "core/modelgen/model_generator.h"
 #include "kernels/cpu/convert.h"
 #include "kernels/cpu/q8_0.h"
 
@@ -32,29 +33,10 @@ struct TinyLlamaSpec {
 };
 
 inline std::vector<uint8_t> EncodeTensor(const std::vector<float>& v, gguf::TensorType type) {
-  std::vector<uint8_t> out;
-  switch (type) {
-    case gguf::TensorType::kF32:
-      out.resize(v.size() * 4);
-      std::memcpy(out.data(), v.data(), out.size());
-      break;
-    case gguf::TensorType::kF16:
-    case gguf::TensorType::kBF16: {
-      out.resize(v.size() * 2);
-      auto* p = reinterpret_cast<uint16_t*>(out.data());
-      for (size_t i = 0; i < v.size(); ++i)
-        p[i] = type == gguf::TensorType::kF16 ? kernels::Fp32ToFp16(v[i]) : kernels::Fp32ToBf16(v[i]);
-      break;
-    }
-    case gguf::TensorType::kQ8_0:
-      out.resize(v.size() / 32 * sizeof(kernels::BlockQ8_0));
-      kernels::ref::QuantizeRowQ8_0(v.data(), reinterpret_cast<kernels::BlockQ8_0*>(out.data()),
-                                    static_cast<int64_t>(v.size()));
-      break;
-    default: {  // any other type: zero bytes of the right size
-      const auto* tr = gguf::GetTensorTypeTraits(type);
-      out.assign(v.size() / tr->block_elems * tr->block_bytes, 0);
-    }
+  std::vector<uint8_t> out = modelgen::EncodeTensor(v, type);
+  if (out.empty()) {  // any other type: zero bytes of the right size (for refusal tests)
+    const auto* tr = gguf::GetTensorTypeTraits(type);
+    out.assign(v.size() / tr->block_elems * tr->block_bytes, 0);
   }
   return out;
 }

@@ -90,15 +90,6 @@ Result<pid_t> Spawn(const std::vector<std::string>& argv, const std::string& log
   return pid;
 }
 
-bool Locked(const char* path) {
-  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  bool locked = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
-  if (!locked) ::flock(fd, LOCK_UN);
-  ::close(fd);
-  return locked;
-}
-
 bool RouDiProcessExists() {
   std::error_code ec;
   for (const auto& e : fs::directory_iterator("/proc", ec)) {
@@ -111,10 +102,8 @@ bool RouDiProcessExists() {
 }  // namespace
 
 bool RouDiPresent() {
-  // iox-roudi takes iox-unique-roudi.lock first and roudi.lock only after reserving its shared
-  // memory (transport::RouDiRunning checks the latter): check both, and for the process itself.
-  return transport::RouDiRunning() || Locked("/tmp/iox-unique-roudi.lock") || Locked("/tmp/roudi.lock") ||
-         RouDiProcessExists();
+  // transport::RouDiRunning checks both of iox-roudi's locks; also look for the process itself.
+  return transport::RouDiRunning() || RouDiProcessExists();
 }
 
 int PickFreePort() {
