@@ -242,7 +242,10 @@ int Launcher::ProcessCount() const {
   if (pid_ <= 0 || exited_) return 0;
   int n = 0;
   for (const auto& [pid, info] : ProcessTable())
-    if (info.first == pid_ && info.second != 'Z' && Comm(pid) != "iox-roudi") ++n;
+    if (info.first == pid_ && info.second != 'Z') {
+      auto argv = CmdLine(pid);  // not RouDi, nor the launcher's own helper child
+      if (argv.size() > 1 && (argv[1] == "node" || argv[1] == "container")) ++n;
+    }
   return n;
 }
 

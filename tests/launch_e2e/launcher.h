@@ -71,7 +71,7 @@ class Launcher {
   pid_t ProcessPid(const std::string& component) const;
   // pid of the iox-roudi the launcher started, -1 if none.
   pid_t RouDiPid() const;
-  // How many pipeline processes (children other than RouDi) the launcher runs.
+  // How many pipeline processes (`radixserve node` / `container` children) the launcher runs.
   int ProcessCount() const;
 
   // A description of every process still running below the test (besides `except`) and of
