@@ -65,9 +65,10 @@ class LaunchFaults : public ::testing::Test {
       });
     bool all_started = WaitFor([&] { return started.load() == kClients; }, std::chrono::seconds(60));
     pid_t old = launcher_.ProcessPid(component);
+    int killed = old > 0 ? ::kill(old, SIGKILL) : -1;
+    for (auto& c : clients) c.join();  // before any ASSERT: the threads use this frame
     ASSERT_GT(old, 0) << component << " is not running";
-    ASSERT_EQ(::kill(old, SIGKILL), 0);
-    for (auto& c : clients) c.join();
+    ASSERT_EQ(killed, 0);
     EXPECT_TRUE(all_started);
     int errors = 0;
     for (const auto& r : results) {
@@ -113,7 +114,7 @@ class LaunchFaults : public ::testing::Test {
 // set lost_ either, so HandleWorkerLoss never flushes the prefix cache and the next request for a
 // cached prompt decodes on KV the new worker does not have: wrong greedy output.
 TEST_F(LaunchFaults, DISABLED_WorkerKilledIsRespawnedAndServesTheSameOutput) {
-  Launch();
+  ASSERT_NO_FATAL_FAILURE(Launch());
   KillWhileServing("worker", /*requests_may_complete=*/true);
 }
 
@@ -131,22 +132,20 @@ TEST_F(LaunchFaults, WorkerKilledWithSlowRespawnIsRespawnedAndServesTheSameOutpu
   text.replace(delay, std::strlen("respawn_delay: 1.0"), "respawn_delay: 3.0");
   const std::string file = launcher_.dir() + "/edge_slow_worker_respawn.yaml";
   std::ofstream(file) << text;
-  Launch(file);
+  ASSERT_NO_FATAL_FAILURE(Launch(file));
   KillWhileServing("worker", /*requests_may_complete=*/true);
 }
 
 TEST_F(LaunchFaults, DetokenizerThenSchedulerKilledAreRespawned) {
-  Launch();
-  KillWhileServing("detokenizer", /*requests_may_complete=*/false);
+  ASSERT_NO_FATAL_FAILURE(Launch());
+  ASSERT_NO_FATAL_FAILURE(KillWhileServing("detokenizer", /*requests_may_complete=*/false));
   KillWhileServing("scheduler", /*requests_may_complete=*/false);
 }
 
 TEST_F(LaunchFaults, RouDiKilledStopsThePipeline) {
-  Launch();
+  ASSERT_NO_FATAL_FAILURE(Launch());
   pid_t roudi = launcher_.RouDiPid();
   ASSERT_GT(roudi, 0) << "the launcher did not start its own RouDi:\n" << launcher_.Output();
-  std::vector<pid_t> nodes;
-  for (const char* c : {"worker", "detokenizer", "scheduler", "api"}) nodes.push_back(launcher_.ProcessPid(c));
   ASSERT_EQ(::kill(roudi, SIGKILL), 0);
   std::optional<int> st = launcher_.WaitExit(std::chrono::seconds(120));
   ASSERT_TRUE(st.has_value()) << "the launcher did not stop after RouDi died:\n" << launcher_.Output();
