@@ -35,6 +35,7 @@ Status EncodeForwardBatch(const sched::ForwardBatch& b, const BatchExtras& x, vo
     o.token_offset = r.token_offset;
     o.sample = r.sample;
     o.return_logprob = r.return_logprob;
+    o.top_logprobs_num = r.top_logprobs_num;
     o.sampling = r.sampling;
     if (i < x.history_len.size()) {
       o.history_offset = x.history_begin[i];
@@ -73,6 +74,7 @@ void DecodeForwardBatch(const ForwardBatchMsg* m, sched::ForwardBatch* b, BatchE
     r.token_offset = o.token_offset;
     r.sample = o.sample != 0;
     r.return_logprob = o.return_logprob != 0;
+    r.top_logprobs_num = o.top_logprobs_num;
     r.sampling = o.sampling;
     x->history_begin[i] = o.history_offset;
     x->history_len[i] = o.history_len;
@@ -90,7 +92,8 @@ void DecodeForwardBatch(const ForwardBatchMsg* m, sched::ForwardBatch* b, BatchE
 }
 
 size_t ForwardResultBytes(const sched::ForwardResult& r, const Status& status) {
-  return MessageSize<ForwardResultMsg>({r.next_token_ids.size() * 4, r.logprobs.size() * 4, 0, 0,
+  return MessageSize<ForwardResultMsg>({r.next_token_ids.size() * 4, r.logprobs.size() * 4, r.top_ids.size() * 4,
+                                        r.top_logprobs.size() * 4,
                                         status.ok() ? 0 : std::min<size_t>(status.message().size(), 4096)});
 }
 
@@ -99,9 +102,11 @@ Status EncodeForwardResult(const sched::ForwardResult& r, const Status& status, 
   ForwardResultMsg* m = w.msg();
   m->batch_id = r.batch_id;
   m->status_code = static_cast<int32_t>(status.code());
-  m->top_n = 0;
+  m->top_n = r.top_ids.empty() ? 0 : r.top_n;
   w.template Copy<int32_t>(m->next_token_ids, r.next_token_ids);
   w.template Copy<float>(m->logprobs, r.logprobs);
+  w.template Copy<int32_t>(m->top_ids, r.top_ids);
+  w.template Copy<float>(m->top_logprobs, r.top_logprobs);
   if (!status.ok()) {
     std::string_view msg(status.message());
     msg = msg.substr(0, 4096);
@@ -117,6 +122,11 @@ Status DecodeForwardResult(const ForwardResultMsg* m, sched::ForwardResult* r) {
   r->next_token_ids.assign(ids.begin(), ids.end());
   auto lp = transport::ArrayOf<float>(m, m->logprobs);
   r->logprobs.assign(lp.begin(), lp.end());
+  r->top_n = m->top_n;
+  auto ti = transport::ArrayOf<int32_t>(m, m->top_ids);
+  r->top_ids.assign(ti.begin(), ti.end());
+  auto tl = transport::ArrayOf<float>(m, m->top_logprobs);
+  r->top_logprobs.assign(tl.begin(), tl.end());
   if (m->status_code != 0) {
     auto err = transport::ArrayOf<char>(m, m->error);
     return Status(static_cast<StatusCode>(m->status_code), "worker: " + std::string(err.begin(), err.end()));

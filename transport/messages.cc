@@ -11,7 +11,8 @@ Result<const M*> Header(const void* bytes, size_t size) noexcept {
 
 // Checks the per-entry ranges of an output message against its arrays.
 Status ValidateEntries(const void* msg, std::span<const OutputEntry> entries, const ArrayRef& ids,
-                       const ArrayRef& out_ids, const ArrayRef& logprobs, const ArrayRef& text) noexcept {
+                       const ArrayRef& out_ids, const ArrayRef& logprobs, const ArrayRef& text,
+                       const ArrayRef& top) noexcept {
   auto in = [](uint32_t off, uint32_t count, const ArrayRef& arr) {
     return uint64_t(off) + count <= arr.count;
   };
@@ -19,7 +20,8 @@ Status ValidateEntries(const void* msg, std::span<const OutputEntry> entries, co
     const OutputEntry& e = entries[i];
     if (!in(e.ids_offset, e.ids_count, ids) || !in(e.out_ids_offset, e.out_ids_count, out_ids) ||
         !in(e.logprob_offset, e.logprob_count, logprobs) || !in(e.text_offset, e.text_len, text) ||
-        !in(e.finish_text_offset, e.finish_text_len, text))
+        !in(e.finish_text_offset, e.finish_text_len, text) || !in(e.top_offset, e.top_count, top) ||
+        e.top_n < 0 || e.top_n > int32_t(kMaxTopLogprobs))
       return Status::Corrupt("output entry " + std::to_string(i) + " (rid " + std::to_string(e.rid) +
                              ") points outside its arrays");
   }
@@ -97,7 +99,11 @@ Result<const M*> ValidateOutputBatch(const void* bytes, size_t size) noexcept {
   RS_RETURN_IF_ERROR(ValidateArray<int32_t>(m, m->out_ids, kMaxTokensPerMessage, "out_ids"));
   RS_RETURN_IF_ERROR(ValidateArray<float>(m, m->logprobs, kMaxTokensPerMessage, "logprobs"));
   RS_RETURN_IF_ERROR(ValidateArray<char>(m, m->text, kMaxTextBytes, "text"));
-  RS_RETURN_IF_ERROR(ValidateEntries(m, ArrayOf<OutputEntry>(m, m->entries), m->ids, m->out_ids, m->logprobs, m->text));
+  RS_RETURN_IF_ERROR(ValidateArray<int32_t>(m, m->top_ids, kMaxTokensPerMessage, "top_ids"));
+  RS_RETURN_IF_ERROR(ValidateArray<float>(m, m->top_logprobs, kMaxTokensPerMessage, "top_logprobs"));
+  if (m->top_ids.count != m->top_logprobs.count) return Status::Corrupt("top_ids and top_logprobs differ in length");
+  RS_RETURN_IF_ERROR(
+      ValidateEntries(m, ArrayOf<OutputEntry>(m, m->entries), m->ids, m->out_ids, m->logprobs, m->text, m->top_ids));
   return m;
 }
 

@@ -127,28 +127,36 @@ struct OutputEntry {
   uint32_t text_len;
   uint32_t finish_text_offset;  // matched stop string or abort message
   uint32_t finish_text_len;
+  uint32_t top_offset;      // into top_ids / top_logprobs: top_n entries per new output token
+  uint32_t top_count;
+  int32_t top_n;
+  uint32_t reserved;
 };
 
 struct BatchTokenIdOutMsg {
   static constexpr MessageKind kKind = MessageKind::kBatchTokenIdOut;
-  static constexpr uint16_t kLayoutVersion = 1;
+  static constexpr uint16_t kLayoutVersion = 2;
   MessageHeader header;
   ArrayRef entries;    // OutputEntry
   ArrayRef ids;        // int32: decode_ids of each entry
   ArrayRef out_ids;    // int32: new output ids of each entry
   ArrayRef logprobs;   // float
   ArrayRef text;       // char: finish texts
+  ArrayRef top_ids;    // int32: top alternatives (-1 pads)
+  ArrayRef top_logprobs;  // float
 };
 
 struct BatchStrOutMsg {
   static constexpr MessageKind kKind = MessageKind::kBatchStrOut;
-  static constexpr uint16_t kLayoutVersion = 1;
+  static constexpr uint16_t kLayoutVersion = 2;
   MessageHeader header;
   ArrayRef entries;    // OutputEntry
   ArrayRef ids;        // int32: new output ids of each entry
   ArrayRef out_ids;    // unused (kept for a shared entry layout)
   ArrayRef logprobs;   // float
   ArrayRef text;       // char: text deltas and finish texts
+  ArrayRef top_ids;    // int32: top alternatives (-1 pads)
+  ArrayRef top_logprobs;  // float
 };
 
 struct NodeStatusMsg {

@@ -24,6 +24,7 @@ void BatchPreparer::Emit(Req& r, int32_t prefix_len, int32_t extend_len, const i
   f.token_offset = static_cast<int32_t>(fb->input_ids.size());
   f.sample = sample;
   f.return_logprob = r.return_logprob;
+  f.top_logprobs_num = r.top_logprobs_num;
   f.sampling = r.sampling;
   for (int32_t p = prefix_len; p < prefix_len + extend_len; ++p)
     fb->input_ids.push_back(p < r.seq_len() ? r.tokens[p] : kFutureToken);

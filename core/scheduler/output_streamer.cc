@@ -25,6 +25,14 @@ void OutputStreamer::Consider(Req& req) {
   o.output_logprobs.clear();
   if (req.return_logprob && req.sent_output_len < static_cast<int32_t>(req.output_logprobs.size()))
     o.output_logprobs.assign(req.output_logprobs.begin() + req.sent_output_len, req.output_logprobs.end());
+  o.top_n = req.top_logprobs_num;
+  o.top_ids.clear();
+  o.top_logprobs.clear();
+  const size_t top_from = static_cast<size_t>(req.sent_output_len) * req.top_logprobs_num;
+  if (o.top_n > 0 && top_from < req.output_top_ids.size()) {
+    o.top_ids.assign(req.output_top_ids.begin() + top_from, req.output_top_ids.end());
+    o.top_logprobs.assign(req.output_top_logprobs.begin() + top_from, req.output_top_logprobs.end());
+  }
   o.finished = req.finished();
   o.finish = req.finish;
   o.prompt_tokens = req.input_len;

@@ -17,6 +17,9 @@ struct TokenOutput {
   uint64_t rid = 0;
   std::vector<int32_t> output_ids;  // new output ids since the previous message
   std::vector<float> output_logprobs;
+  int32_t top_n = 0;                      // alternatives per token in top_ids / top_logprobs
+  std::vector<int32_t> top_ids;
+  std::vector<float> top_logprobs;
   bool finished = false;
   FinishReason finish;
   int32_t prompt_tokens = 0;

@@ -63,6 +63,9 @@ struct Req {
   bool finished_output = false;  // final output already streamed (overlap guard)
   int32_t sent_output_len = 0;   // output tokens already streamed
   std::vector<float> output_logprobs;
+  int32_t top_logprobs_num = 0;
+  std::vector<int32_t> output_top_ids;       // top_logprobs_num per generated token
+  std::vector<float> output_top_logprobs;
 
   int32_t output_len() const { return static_cast<int32_t>(tokens.size()) - input_len; }
   int32_t seq_len() const { return static_cast<int32_t>(tokens.size()); }

@@ -226,6 +226,14 @@ Status Scheduler::ProcessBatchResult(Inflight* f) {
     }
     r->tokens.push_back(f->result.next_token_ids[i]);
     if (r->return_logprob && i < f->result.logprobs.size()) r->output_logprobs.push_back(f->result.logprobs[i]);
+    if (r->top_logprobs_num > 0) {  // exactly top_logprobs_num entries per token, padded with id -1
+      const int32_t n = f->result.top_n;
+      for (int32_t k = 0; k < r->top_logprobs_num; ++k) {
+        const bool have = k < n && (i * n + k) < f->result.top_ids.size();
+        r->output_top_ids.push_back(have ? f->result.top_ids[i * n + k] : -1);
+        r->output_top_logprobs.push_back(have ? f->result.top_logprobs[i * n + k] : 0.0f);
+      }
+    }
     r->state = ReqState::kRunning;
     checker_.Check(*r);
     if (r->finished()) {
@@ -356,6 +364,7 @@ void Scheduler::AddNewRequest(GenerateRequest&& g) {
   for (const auto& s : r->stop_strs) r->stop_str_max_len = std::max<int32_t>(r->stop_str_max_len, s.size());
   r->stream = g.stream;
   r->return_logprob = g.return_logprob;
+  r->top_logprobs_num = r->return_logprob ? std::clamp(g.top_logprobs_num, 0, 20) : 0;
   r->has_priority = g.priority.has_value();
   r->priority = g.priority.value_or(0);
   r->arrival_seq = ++arrival_seq_;

@@ -41,6 +41,7 @@ struct GenerateRequest {
   std::vector<std::string> stop_strs;
   bool stream = false;
   bool return_logprob = false;
+  int32_t top_logprobs_num = 0;
   std::optional<int64_t> priority;
 };
 

@@ -31,6 +31,7 @@ struct ForwardReq {
   int32_t token_offset = 0; // into input_ids and out_cache_loc
   bool sample = true;       // false for a non-final chunk (its token is discarded anyway)
   bool return_logprob = false;
+  int32_t top_logprobs_num = 0;  // alternatives wanted per generated token (<= 20)
   SamplingParams sampling;
 };
 
@@ -55,6 +56,11 @@ struct ForwardResult {
   uint64_t batch_id = 0;
   std::vector<int32_t> next_token_ids;  // one per request, in batch order
   std::vector<float> logprobs;          // empty, or one per request
+  // top_n alternatives per request (ids and logprobs, best first; id -1 pads a request that asked
+  // for fewer). top_n is the most any request of the batch asked for; 0 when none did.
+  int32_t top_n = 0;
+  std::vector<int32_t> top_ids;
+  std::vector<float> top_logprobs;
 };
 
 class Worker {

@@ -1,5 +1,6 @@
 #include "core/worker/model_worker.h"
 
+#include <algorithm>
 #include <string>
 
 namespace radixserve {
@@ -78,8 +79,15 @@ Status ModelWorker::Forward(const sched::ForwardBatch& batch, sched::ForwardResu
   result->batch_id = batch.batch_id;
   result->next_token_ids.resize(batch.reqs.size());
   bool any_logprob = false;
-  for (const auto& f : batch.reqs) any_logprob |= f.return_logprob;
+  int32_t top_n = 0;
+  for (const auto& f : batch.reqs) {
+    any_logprob |= f.return_logprob;
+    if (f.return_logprob) top_n = std::max(top_n, std::clamp(f.top_logprobs_num, 0, sampling::kMaxTopLogprobs));
+  }
   result->logprobs.assign(any_logprob ? batch.reqs.size() : 0, 0.0f);
+  result->top_n = top_n;
+  result->top_ids.assign(batch.reqs.size() * top_n, -1);
+  result->top_logprobs.assign(batch.reqs.size() * top_n, 0.0f);
   for (size_t i = 0; i < batch.reqs.size(); ++i) {
     const sched::ForwardReq& f = batch.reqs[i];
     if (!f.sample) {  // a non-final chunk: its token is discarded by the scheduler
@@ -89,7 +97,7 @@ Status ModelWorker::Forward(const sched::ForwardBatch& batch, sched::ForwardResu
     RS_ASSIGN_OR_RETURN(RequestState * st,
                         StateFor(f, std::span<const int32_t>(tokens_.data() + f.token_offset, f.extend_len)));
     SamplingParams p = st->params;
-    if (f.return_logprob && p.logprobs < 0) p.logprobs = 0;
+    if (f.return_logprob) p.logprobs = std::max(p.logprobs, std::clamp(f.top_logprobs_num, 0, top_n));
     std::span<const int32_t> suppress;
     if (st->generated < p.min_new_tokens && !p.ignore_eos) suppress = eog_ids_;
     sampling::SampleResult r = sampler_->Sample(p, std::span<float>(logits_.data() + i * vocab, vocab), st->sampler,
@@ -98,7 +106,13 @@ Status ModelWorker::Forward(const sched::ForwardBatch& batch, sched::ForwardResu
     ++st->generated;
     result->next_token_ids[i] = r.token;
     last_sampled_[f.row] = r.token;
-    if (f.return_logprob) result->logprobs[i] = r.logprob;
+    if (f.return_logprob) {
+      result->logprobs[i] = r.logprob;
+      for (int32_t k = 0; k < std::min(r.num_top, top_n); ++k) {
+        result->top_ids[i * top_n + k] = r.top[k].token;
+        result->top_logprobs[i * top_n + k] = r.top[k].logprob;
+      }
+    }
   }
   return Status::Ok();
 }

@@ -509,6 +509,8 @@ void ApiNode::HandleStrOut(const void* data, size_t size) {
   auto ids = transport::ArrayOf<int32_t>(m, m->ids);
   auto logprobs = transport::ArrayOf<float>(m, m->logprobs);
   auto text = transport::ArrayOf<char>(m, m->text);
+  auto top_ids = transport::ArrayOf<int32_t>(m, m->top_ids);
+  auto top_lps = transport::ArrayOf<float>(m, m->top_logprobs);
   auto now = Clock::now();
   for (const OutputEntry& e : entries) {
     std::shared_ptr<api::ResponseSink> sink;
@@ -533,6 +535,15 @@ void ApiNode::HandleStrOut(const void* data, size_t size) {
           t.token_id = out.token_ids[i];
           t.logprob = lp[i];
           t.token = std::string(tokenizer_->TokenToPiece(t.token_id));
+          for (int32_t k = 0; k < e.top_n; ++k) {
+            size_t at = e.top_offset + i * static_cast<size_t>(e.top_n) + k;
+            if (at >= e.top_offset + e.top_count || top_ids[at] < 0) continue;
+            api::TopLogprob alt;
+            alt.token_id = top_ids[at];
+            alt.logprob = top_lps[at];
+            alt.token = std::string(tokenizer_->TokenToPiece(alt.token_id));
+            t.top.push_back(std::move(alt));
+          }
           out.logprobs.push_back(std::move(t));
         }
       }

@@ -96,8 +96,11 @@ void DetokenizerNode::HandleBatch(const void* data, size_t size) {
   }
   auto out_ids = transport::ArrayOf<int32_t>(m, m->out_ids);
   auto logprobs = transport::ArrayOf<float>(m, m->logprobs);
-  size_t bytes = transport::MessageSize<BatchStrOutMsg>(
-      {entries.size() * sizeof(OutputEntry), out_id_count * 4, logprobs.size() * 4, text_bytes});
+  auto top_ids = transport::ArrayOf<int32_t>(m, m->top_ids);
+  auto top_lps = transport::ArrayOf<float>(m, m->top_logprobs);
+  size_t bytes = transport::MessageSize<BatchStrOutMsg>({entries.size() * sizeof(OutputEntry), out_id_count * 4,
+                                                          logprobs.size() * 4, text_bytes, top_ids.size() * 4,
+                                                          top_lps.size() * 4});
   auto chunk = out_->Loan(bytes);
   if (!chunk.ok()) {
     LOG(ERROR) << name() << ": cannot send " << entries.size() << " outputs: " << chunk.status().ToString();
@@ -109,6 +112,8 @@ void DetokenizerNode::HandleBatch(const void* data, size_t size) {
   auto out_ids_dst = w.Append<int32_t>(om->ids, out_id_count);
   auto lp_dst = w.Append<float>(om->logprobs, logprobs.size());
   auto text_dst = w.Append<char>(om->text, text_bytes);
+  w.Copy<int32_t>(om->top_ids, top_ids);  // copied whole: the entries' top offsets stay valid
+  w.Copy<float>(om->top_logprobs, top_lps);
   size_t id_pos = 0, text_pos = 0;
   for (size_t i = 0; i < entries.size(); ++i) {
     OutputEntry e = entries[i];

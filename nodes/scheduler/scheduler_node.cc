@@ -232,6 +232,7 @@ void SchedulerNode::HandleTokenizedRequest(const void* data, size_t size) {
   }
   g.stream = m->stream != 0;
   g.return_logprob = m->return_logprob != 0;
+  g.top_logprobs_num = m->top_logprobs_num;
   if (m->has_priority) g.priority = m->priority;
   {
     std::lock_guard<std::mutex> l(rid_mu_);
@@ -255,7 +256,7 @@ bool SchedulerNode::History(uint64_t rid, std::vector<int32_t>* tokens) {
 void SchedulerNode::SendOutputs(const sched::BatchTokenIdOut& batch) {
   if (batch.outputs.empty()) return;
   // Size first: ids (surrounding prompt tokens the first time + new ids), logprobs, finish texts.
-  size_t n_ids = 0, n_out = 0, n_lp = 0, n_text = 0;
+  size_t n_ids = 0, n_out = 0, n_lp = 0, n_text = 0, n_top = 0;
   {
     std::lock_guard<std::mutex> l(rid_mu_);
     for (const auto& o : batch.outputs) {
@@ -264,11 +265,12 @@ void SchedulerNode::SendOutputs(const sched::BatchTokenIdOut& batch) {
       n_ids += surr + o.output_ids.size();
       n_out += o.output_ids.size();
       n_lp += o.output_logprobs.size();
+      n_top += o.top_ids.size();
       n_text += o.finish.matched_str.size() + o.finish.message.size();
     }
   }
   size_t bytes = transport::MessageSize<transport::BatchTokenIdOutMsg>(
-      {batch.outputs.size() * sizeof(OutputEntry), n_ids * 4, n_out * 4, n_lp * 4, n_text});
+      {batch.outputs.size() * sizeof(OutputEntry), n_ids * 4, n_out * 4, n_lp * 4, n_text, n_top * 4, n_top * 4});
   auto chunk = out_->Loan(bytes);
   if (!chunk.ok()) {
     LOG(ERROR) << name() << ": cannot send outputs of " << batch.outputs.size()
@@ -282,7 +284,9 @@ void SchedulerNode::SendOutputs(const sched::BatchTokenIdOut& batch) {
   auto out_ids = w.Append<int32_t>(m->out_ids, n_out);
   auto lps = w.Append<float>(m->logprobs, n_lp);
   auto text = w.Append<char>(m->text, n_text);
-  size_t ip = 0, op = 0, lp = 0, tp = 0;
+  auto top_ids = w.Append<int32_t>(m->top_ids, n_top);
+  auto top_lps = w.Append<float>(m->top_logprobs, n_top);
+  size_t ip = 0, op = 0, lp = 0, tp = 0, kp = 0;
   std::lock_guard<std::mutex> l(rid_mu_);
   for (size_t i = 0; i < batch.outputs.size(); ++i) {
     const sched::TokenOutput& o = batch.outputs[i];
@@ -322,6 +326,12 @@ void SchedulerNode::SendOutputs(const sched::BatchTokenIdOut& batch) {
     std::copy(o.output_logprobs.begin(), o.output_logprobs.end(), lps.data() + lp);
     lp += o.output_logprobs.size();
     e.logprob_count = static_cast<uint32_t>(o.output_logprobs.size());
+    e.top_n = o.top_n;
+    e.top_offset = static_cast<uint32_t>(kp);
+    std::copy(o.top_ids.begin(), o.top_ids.end(), top_ids.data() + kp);
+    std::copy(o.top_logprobs.begin(), o.top_logprobs.end(), top_lps.data() + kp);
+    kp += o.top_ids.size();
+    e.top_count = static_cast<uint32_t>(o.top_ids.size());
     const std::string& ft = o.finish.kind == sched::FinishKind::kMatchedStr ? o.finish.matched_str : o.finish.message;
     e.finish_text_offset = static_cast<uint32_t>(tp);
     std::copy(ft.begin(), ft.end(), text.data() + tp);
