@@ -42,7 +42,7 @@ TEST(PluginHost, CreatesWithSchemaCheckedParameters) {
 
   auto info = host.Inspect(PluginHost::DefaultDirs()[0] + "/libradixserve_policy_lpm.so");
   ASSERT_TRUE(info.ok());
-  ASSERT_EQ(info->params.size(), 3u);
+  ASSERT_EQ(info->params.size(), 4u);  // fcfs fallback, two dedup thresholds, aging
   EXPECT_STREQ(info->params[0].name, "fcfs_fallback_queue_len");
   EXPECT_STREQ(info->params[0].default_value, "128");
 }
