@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <ctime>
+#include <thread>
 
 #include "transport/messages.h"
 
@@ -70,23 +71,40 @@ void Container::PublishStatus() {
 }
 
 void Container::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!stop_.load()) {
-    lock.unlock();
-    PublishStatus();
-    lock.lock();
-    cv_.wait_for(lock, std::chrono::milliseconds(500), [&] { return stop_.load(); });
+  // Status goes out from its own thread, also while nodes shut down: a draining api node can take
+  // many seconds, and the others must not look dead meanwhile.
+  std::atomic<bool> status_done{false};
+  std::thread status([this, &status_done] {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!status_done.load()) {
+      lock.unlock();
+      PublishStatus();
+      lock.lock();
+      cv_.wait_for(lock, std::chrono::milliseconds(500), [&] { return status_done.load(); });
+    }
+  });
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return stop_.load(); });
   }
-  lock.unlock();
   for (auto it = nodes_.rbegin(); it != nodes_.rend(); ++it) {
     LOG(INFO) << (*it)->name() << ": shutting down";
     (*it)->Shutdown();
   }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    status_done.store(true);
+  }
+  cv_.notify_all();
+  status.join();
   PublishStatus();
 }
 
 void Container::Stop() {
-  stop_.store(true);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_.store(true);
+  }
   cv_.notify_all();
 }
 

@@ -77,7 +77,7 @@ ApiNode::ApiNode(NodeContext ctx) : Node(std::move(ctx)) {
 ApiNode::~ApiNode() { Shutdown(); }
 
 bool ApiNode::Ready() const {
-  if (state() != NodeState::kActive) return false;
+  if (state() != NodeState::kActive || draining_.load()) return false;  // /health answers 503 while draining
   std::lock_guard<std::mutex> l(nodes_mu_);
   auto now = Clock::now();
   for (const auto& name : required_nodes_) {

@@ -8,6 +8,7 @@ namespace radixserve::nodes {
 
 Result<std::unique_ptr<RemoteWorker>> RemoteWorker::Create(const transport::Topic& batch_topic,
                                                            const transport::Topic& result_topic,
+                                                           const transport::Topic& status_topic,
                                                            const transport::ChannelOptions& options,
                                                            std::chrono::milliseconds timeout, HistoryFn history) {
   std::unique_ptr<RemoteWorker> w(new RemoteWorker());
@@ -15,12 +16,28 @@ Result<std::unique_ptr<RemoteWorker>> RemoteWorker::Create(const transport::Topi
   RS_ASSIGN_OR_RETURN(w->sub_, transport::Subscriber::Create(result_topic, options));
   RS_ASSIGN_OR_RETURN(w->waiter_, transport::Waiter::Create());
   RS_RETURN_IF_ERROR(w->waiter_->Attach(*w->sub_));
+  transport::ChannelOptions status_options = options;
+  status_options.block_when_full = false;
+  RS_ASSIGN_OR_RETURN(w->status_, transport::Subscriber::Create(status_topic, status_options));
   w->timeout_ = timeout;
   w->history_ = std::move(history);
   return w;
 }
 
+bool RemoteWorker::WorkerRestarted() {
+  std::lock_guard<std::mutex> l(status_mu_);
+  bool restarted = false;
+  while (transport::Received r = status_->TryTake()) {
+    auto m = transport::ValidateNodeStatus(r.data(), r.size());
+    if (!m.ok() || std::string_view((*m)->component) != "worker") continue;
+    if (worker_pid_ != 0 && (*m)->pid != worker_pid_) restarted = true;
+    worker_pid_ = (*m)->pid;
+  }
+  return restarted;
+}
+
 bool RemoteWorker::TakeWorkerLost() {
+  if (WorkerRestarted()) lost_.store(true);
   bool connected = pub_->HasSubscribers();
   if (was_connected_ && !connected) lost_.store(true);
   was_connected_ = connected;
@@ -104,15 +121,21 @@ Status RemoteWorker::Forward(const sched::ForwardBatch& batch, sched::ForwardRes
                                " tokens for a batch of " + std::to_string(batch.reqs.size()));
       return s;
     }
+    if (WorkerRestarted()) {  // a new worker process: the batch died with the old one
+      lost_.store(true);
+      return Status::Unavailable("the worker restarted while running batch " + std::to_string(batch.batch_id));
+    }
     if (!pub_->HasSubscribers()) {  // the worker died with this batch in hand
       lost_.store(true);
       return Status::Unavailable("the worker is gone (it stopped while running batch " +
                                  std::to_string(batch.batch_id) + ")");
     }
     auto now = std::chrono::steady_clock::now();
-    if (now >= deadline)
+    if (now >= deadline) {
+      lost_.store(true);  // its state is unknown: treat it as lost
       return Status::Unavailable("worker did not answer batch " + std::to_string(batch.batch_id) + " within " +
                                  std::to_string(timeout_.count()) + " ms");
+    }
     waiter_->Wait(std::chrono::duration_cast<std::chrono::microseconds>(
         std::min<std::chrono::steady_clock::duration>(deadline - now, std::chrono::milliseconds(100))));
   }

@@ -24,8 +24,11 @@ class RemoteWorker final : public sched::Worker {
   // Returns the tokens a request has so far (prompt + output), for worker-side penalty state.
   using HistoryFn = std::function<bool(uint64_t rid, std::vector<int32_t>* tokens)>;
 
+  // `status_topic`: the node_status topic, where a worker restart shows as a new pid (iceoryx may
+  // let a respawned worker re-register before it notices the old one died).
   static Result<std::unique_ptr<RemoteWorker>> Create(const transport::Topic& batch_topic,
                                                       const transport::Topic& result_topic,
+                                                      const transport::Topic& status_topic,
                                                       const transport::ChannelOptions& options,
                                                       std::chrono::milliseconds timeout, HistoryFn history);
 
@@ -56,6 +59,11 @@ class RemoteWorker final : public sched::Worker {
   std::unique_ptr<transport::Publisher> pub_;
   std::unique_ptr<transport::Subscriber> sub_;
   std::unique_ptr<transport::Waiter> waiter_;
+  std::mutex status_mu_;  // the status subscriber is read from the scheduler and the Forward thread
+  std::unique_ptr<transport::Subscriber> status_;
+  int32_t worker_pid_ = 0;
+  // Reads node_status; true when a worker process other than the one seen before appeared.
+  bool WorkerRestarted();
   std::chrono::milliseconds timeout_{60000};
   HistoryFn history_;
   std::mutex mu_;

@@ -70,7 +70,7 @@ SchedulerNode::SchedulerNode(NodeContext ctx) : Node(std::move(ctx)) {
 SchedulerNode::~SchedulerNode() { Shutdown(); }
 
 bool SchedulerNode::Ready() const {
-  return state() == NodeState::kActive && worker_ && worker_->WorkerConnected();
+  return state() == NodeState::kActive && worker_connected_.load();
 }
 
 sched::SchedulerConfig SchedulerNode::BuildConfig() const {
@@ -121,7 +121,7 @@ Status SchedulerNode::OnConfigure() {
   opts.max_payload = static_cast<uint32_t>(params().GetInt("max_payload"));
   RS_ASSIGN_OR_RETURN(worker_, RemoteWorker::Create(
                                    ResolveTopic(transport::topics::kForwardBatch),
-                                   ResolveTopic(transport::topics::kForwardResult), opts,
+                                   ResolveTopic(transport::topics::kForwardResult), ResolveTopic("node_status"), opts,
                                    std::chrono::milliseconds(params().GetInt("worker_timeout_ms")),
                                    [this](uint64_t rid, std::vector<int32_t>* t) { return History(rid, t); }));
   RS_ASSIGN_OR_RETURN(requests_, transport::Subscriber::Create(ResolveTopic(transport::topics::kRequests), opts));
@@ -149,6 +149,7 @@ Status SchedulerNode::OnActivate() {
 
 Status SchedulerNode::OnDeactivate() {
   running_.store(false);
+  worker_connected_.store(false);
   if (waiter_) waiter_->Wake();
   if (thread_.joinable()) thread_.join();
   return Status::Ok();
@@ -174,6 +175,7 @@ void SchedulerNode::Loop() {
     DrainRequests();
     DrainControl();
     if (worker_->TakeWorkerLost()) HandleWorkerLoss();
+    worker_connected_.store(worker_->WorkerConnected());  // read by Ready() from the status thread
     bool did_work = false;
     Status s = scheduler_->Step(&did_work);
     if (!s.ok()) {

@@ -72,6 +72,7 @@ class SchedulerNode : public Node {
   std::unique_ptr<transport::Waiter> waiter_;
   std::thread thread_;
   std::atomic<bool> running_{false};
+  std::atomic<bool> worker_connected_{false};
 
   std::mutex rid_mu_;  // the sink runs on the scheduler thread, History on the worker thread
   std::unordered_map<uint64_t, RidInfo> rids_;

@@ -105,15 +105,12 @@ class LaunchFaults : public ::testing::Test {
   std::string reference_;
 };
 
-// DISABLED: bug. With edge.yaml's worker respawn_delay of 1.0 s the new worker registers with RouDi
-// before RouDi notices the old one died (iceoryx keep-alive timeout ~1.5 s: "Received register
-// request, but termination of radixserve_worker not detected yet ... Re-registering"), so the
-// scheduler's forward_batch publisher never reports zero subscribers and RemoteWorker never flags
-// the loss (nodes/scheduler/remote_worker.cc, TakeWorkerLost / Forward). The batch in flight waits
-// the whole worker_timeout_ms (120 s) and its requests hang that long; the timeout path does not
-// set lost_ either, so HandleWorkerLoss never flushes the prefix cache and the next request for a
-// cached prompt decodes on KV the new worker does not have: wrong greedy output.
-TEST_F(LaunchFaults, DISABLED_WorkerKilledIsRespawnedAndServesTheSameOutput) {
+// With edge.yaml's 1 s respawn delay the new worker can register with RouDi before RouDi notices
+// the old one died, so "no subscribers" never shows; the scheduler sees the restart as a new worker
+// pid on node_status (RemoteWorker::WorkerRestarted), fails the interrupted step at once, and
+// flushes the prefix cache whose KV died with the old worker: the output after the restart is the
+// same as before.
+TEST_F(LaunchFaults, WorkerKilledIsRespawnedAndServesTheSameOutput) {
   ASSERT_NO_FATAL_FAILURE(Launch());
   KillWhileServing("worker", /*requests_may_complete=*/true);
 }

@@ -92,7 +92,10 @@ void LaunchServeAndDrain(const Case& c) {
   EXPECT_TRUE(all_streaming);
   if (kClients > 0) {
     EXPECT_EQ(refused.status, 503) << Describe(refused);
-    EXPECT_NE(refused.error.find("shutting down"), std::string::npos) << Describe(refused);
+    // While draining the api refuses new work ("not ready" for /health and generation alike).
+    EXPECT_TRUE(refused.error.find("shutting down") != std::string::npos ||
+                refused.error.find("not ready") != std::string::npos)
+        << Describe(refused);
   }
   for (const CompletionResult& r : long_reqs) {
     EXPECT_EQ(r.status, 200) << Describe(r);
@@ -119,19 +122,17 @@ TEST(LaunchStartStop, CompactServesListsNodesAndStopsOnSigint) {
   LaunchServeAndDrain({"compact.yaml", 1, pipeline_test::Stories260K(), /*long_tokens=*/0});
 }
 
-// DISABLED: bug. In a container a graceful stop cuts requests that run longer than 3 s: while the
-// api node drains (ApiNode::OnDeactivate, up to drain_timeout_s), Container::Run
-// (nodes/container.cc) is inside (*it)->Shutdown() and publishes no node_status; after
-// kNodeStatusFresh (3 s, nodes/api/api_node.cc) ApiNode::CheckPipelineNodes decides the scheduler
-// "stopped responding" and FailAllPending ends every running request with that error. Here four
-// 4000-token requests on a 4096-context model make the drain longer than 3 s on any machine.
-TEST(LaunchStartStop, DISABLED_CompactDrainsRequestsLongerThanThreeSeconds) {
+// In a container the node_status of every node keeps flowing while the api node drains (the
+// container publishes from its own thread), so requests longer than the 3 s status freshness
+// window finish instead of being failed as "lost". Two 1500-token requests on a 4096-context
+// model drain for well over 3 s and well under the 30 s drain timeout.
+TEST(LaunchStartStop, CompactDrainsRequestsLongerThanThreeSeconds) {
   const std::string model = std::string(::testing::TempDir()) + "/launch_e2e_ctx4096_" +
                             std::to_string(::getpid()) + ".gguf";
   std::string cmd = pipeline_test::RadixserveBinary() + " gen-model --size tiny --context 4096 -o " + model +
                     " > /dev/null";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-  LaunchServeAndDrain({"compact.yaml", 1, model, /*long_tokens=*/4000, /*clients=*/4});  // 16000 of 16384 KV slots
+  LaunchServeAndDrain({"compact.yaml", 1, model, /*long_tokens=*/1500, /*clients=*/2});
   std::remove(model.c_str());
 }
 
