@@ -127,6 +127,21 @@ Result<CachePtr> PluginHost::CreateCache(const std::string& name, const std::map
 }
 
 Result<PluginInfo> PluginHost::Inspect(const std::string& path) {
+  // Only libraries inside the configured plugin directories may be loaded: a control call must not
+  // be able to run code from anywhere on the machine.
+  std::error_code ec;
+  const std::filesystem::path real = std::filesystem::weakly_canonical(path, ec);
+  bool inside = false;
+  for (const auto& d : dirs_) {
+    const std::filesystem::path dir = std::filesystem::weakly_canonical(d, ec);
+    auto rel = real.lexically_relative(dir);
+    if (!rel.empty() && *rel.begin() != "..") inside = true;
+  }
+  if (!inside) {
+    std::string where;
+    for (const auto& d : dirs_) where += (where.empty() ? "" : ", ") + d;
+    return Status::InvalidArgument("plugin path " + path + " is outside the plugin directories [" + where + "]");
+  }
   RS_ASSIGN_OR_RETURN(auto lib, Load(path));
   PluginInfo info;
   info.path = path;

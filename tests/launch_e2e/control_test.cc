@@ -235,9 +235,13 @@ TEST(LaunchControl, BadPolicySwapsAreRefusedAndTheOldPolicyServes) {
     EXPECT_EQ(after.text, reference) << Describe(after);
   }
   // The same broken libraries by path through plugin/load: refused, nothing changes.
-  HttpReply missing = PostJson(Port(), "/admin/plugin/load", {{"path", "/no/such/dir/libradixserve_policy_x.so"}});
+  HttpReply outside = PostJson(Port(), "/admin/plugin/load", {{"path", "/no/such/dir/libradixserve_policy_x.so"}});
+  EXPECT_EQ(outside.status, 400) << outside.body;
+  EXPECT_NE(Message(outside).find("is outside the plugin directories"), std::string::npos) << outside.body;
+  HttpReply missing = PostJson(Port(), "/admin/plugin/load", {{"path", TestPluginDir() + "/libradixserve_policy_x.so"}});
   EXPECT_EQ(missing.status, 400) << missing.body;
-  EXPECT_NE(Message(missing).find("cannot load plugin /no/such/dir/libradixserve_policy_x.so"), std::string::npos)
+  EXPECT_NE(Message(missing).find("cannot load plugin " + TestPluginDir() + "/libradixserve_policy_x.so"),
+            std::string::npos)
       << missing.body;
   HttpReply abi = PostJson(Port(), "/admin/plugin/load", {{"path", TestPluginDir() + "/libradixserve_policy_wrongabi.so"}});
   EXPECT_EQ(abi.status, 400) << abi.body;

@@ -40,6 +40,8 @@ TEST(PluginHost, CreatesWithSchemaCheckedParameters) {
   ASSERT_TRUE(radix.ok()) << radix.status().ToString();
   EXPECT_TRUE((*radix)->shares_prefixes());
 
+  EXPECT_NE(host.Inspect("/usr/lib/x86_64-linux-gnu/libm.so.6").status().message().find("outside the plugin directories"),
+            std::string::npos);
   auto info = host.Inspect(PluginHost::DefaultDirs()[0] + "/libradixserve_policy_lpm.so");
   ASSERT_TRUE(info.ok());
   ASSERT_EQ(info->params.size(), 4u);  // fcfs fallback, two dedup thresholds, aging
