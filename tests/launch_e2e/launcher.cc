@@ -32,12 +32,7 @@ std::string TestPluginDir() { return std::string(RADIXSERVE_BINARY_DIR) + "/test
 
 namespace {
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using pipeline_test::ReadFile;
 
 // pid -> (ppid, state) of every process visible in /proc.
 std::map<pid_t, std::pair<pid_t, char>> ProcessTable() {

@@ -34,14 +34,14 @@ std::string Stories260K() { return std::string(RADIXSERVE_SHARED_DIR) + "/models
 std::string GoldenFile() { return std::string(RADIXSERVE_SHARED_DIR) + "/models/golden_stories260K.json"; }
 std::string RadixserveBinary() { return std::string(RADIXSERVE_BINARY_DIR) + "/bin/radixserve"; }
 
-namespace {
-
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
 }
+
+namespace {
 
 std::string Tail(const std::string& text, size_t lines) {
   std::deque<std::string> last;

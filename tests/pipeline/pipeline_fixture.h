@@ -31,6 +31,8 @@ std::string Stories260K();
 std::string GoldenFile();
 // ${RADIXSERVE_BINARY_DIR}/bin/radixserve.
 std::string RadixserveBinary();
+// The whole file as bytes ("" when it cannot be read).
+std::string ReadFile(const std::string& path);
 
 struct PipelineOptions {
   std::string model = Stories260K();
