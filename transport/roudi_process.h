@@ -21,6 +21,7 @@ struct MemPool {
 
 struct RouDiConfig {
   std::vector<MemPool> pools;
+  std::string group;  // the POSIX group allowed to read and write the segment ("": iceoryx's default)
   std::string ToToml() const;
   uint32_t max_payload() const;
   uint64_t total_bytes() const;

@@ -103,3 +103,29 @@ TEST(MessageLayout, RejectsArraysOutsideTheBody) {
 
 }  // namespace
 }  // namespace radixserve::transport
+
+#include <grp.h>
+#include <unistd.h>
+
+#include "transport/roudi_process.h"
+
+namespace radixserve::transport {
+namespace {
+
+TEST(RouDiConfig, PoolsHoldTheLargestMessageAndOnlyOurGroupMayUseTheSegment) {
+  RouDiConfig c = PipelineRouDiConfig(3'000'001);
+  EXPECT_GE(c.max_payload(), 3'000'001u);
+  EXPECT_EQ(c.max_payload() % 8, 0u);
+  const group* g = getgrgid(getegid());
+  ASSERT_NE(g, nullptr);
+  std::string toml = c.ToToml();
+  EXPECT_NE(toml.find(std::string("reader = \"") + g->gr_name + "\""), std::string::npos) << toml;
+  EXPECT_NE(toml.find(std::string("writer = \"") + g->gr_name + "\""), std::string::npos) << toml;
+  auto parsed = MaxPayloadFromToml(toml);
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_EQ(*parsed, c.max_payload());
+  EXPECT_FALSE(MaxPayloadFromToml("[general]\nversion = 1\n").ok());
+}
+
+}  // namespace
+}  // namespace radixserve::transport
