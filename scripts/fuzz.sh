@@ -24,6 +24,8 @@ cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRADIXS
 cmake --build "$BUILD" --target $(printf 'fuzz_%s ' "${TARGETS[@]}") -j"$JOBS"
 
 status=0
+passed=0
+failed=0
 for t in "${TARGETS[@]}"; do
   corpus="$BUILD/corpus/$t"
   crashes="$BUILD/crashes/$t"
@@ -32,14 +34,17 @@ for t in "${TARGETS[@]}"; do
   [ -d "$ROOT/fuzz/regressions/$t" ] && cp -r "$ROOT/fuzz/regressions/$t/." "$corpus/"
   echo "fuzz.sh: $t for ${SECONDS_EACH}s"
   # Sockets and temp files in the targets: one process per target, bounded input size and memory.
+  ok=1
   if ! (cd "$crashes" && ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
         "$BUILD/bin/fuzz_$t" -max_total_time="$SECONDS_EACH" -max_len=65536 -rss_limit_mb=2048 \
         -timeout=10 -print_final_stats=1 -artifact_prefix="$crashes/" "$corpus" 2>&1 | tail -n 25); then
-    status=1
+    ok=0
   fi
   if compgen -G "$crashes/*" >/dev/null; then
     echo "fuzz.sh: $t found crashes: $(ls "$crashes")"
-    status=1
+    ok=0
   fi
+  if [ $ok = 1 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); status=1; fi
 done
+echo "fuzz: $passed passed, $failed failed"
 exit $status
