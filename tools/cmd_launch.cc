@@ -69,7 +69,16 @@ class ReadinessWatcher {
     if (pid_ <= 0) return;
     ::kill(pid_, SIGUSR1);  // the child exits normally (deregistering from RouDi)
     int st = 0;
-    ::waitpid(pid_, &st, 0);
+    // Deregistering waits on RouDi; never let a stuck answer hold the launcher.
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    while (::waitpid(pid_, &st, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() >= deadline) {
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, &st, 0);
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
     pid_ = -1;
     if (reader_.joinable()) reader_.join();
     ::close(read_fd_);
