@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/tokenizer/bigram_merge.h"
 #include "core/tokenizer/byte_level.h"
 #include "core/tokenizer/unicode.h"
 
@@ -9,20 +10,14 @@ namespace radixserve::tokenizer {
 
 namespace {
 
-struct Symbol {
-  uint32_t begin;  // byte offset in the word
-  uint32_t len;    // 0 once merged into its left neighbour
-  int32_t prev;
-  int32_t next;
-  int32_t id;      // vocab (or synthetic) id, or -1 when the symbol cannot merge
-};
+using Symbol = MergeSymbol;
 
 struct Bigram {
   int32_t rank;
   int32_t left;
   int32_t right;
-  int32_t result;
   uint32_t len;  // byte length of the merged symbol, to detect stale entries
+  int32_t id;    // the merged symbol's id
 };
 
 struct BigramAfter {  // heap order: lowest rank first, then leftmost
@@ -126,27 +121,12 @@ void BpeTokenizer::EncodeWord(std::string_view word, std::vector<int32_t>* out, 
     if (l.id < 0 || r.id < 0) return;
     const PairTable::Entry* m = merges_.Find(l.id, r.id);
     if (m == nullptr) return;
-    heap.push_back({m->a, left, right, m->b, l.len + r.len});
+    heap.push_back({m->a, left, right, l.len + r.len, m->b});
     std::push_heap(heap.begin(), heap.end(), BigramAfter{});
   };
   for (int32_t i = 1; i < n; ++i) try_add(i - 1, i);
 
-  while (!heap.empty()) {
-    std::pop_heap(heap.begin(), heap.end(), BigramAfter{});
-    const Bigram bg = heap.back();
-    heap.pop_back();
-    Symbol& left = syms[bg.left];
-    Symbol& right = syms[bg.right];
-    // Stale: one side was merged elsewhere since this pair was queued.
-    if (left.len == 0 || right.len == 0 || left.len + right.len != bg.len) continue;
-    left.len = bg.len;
-    left.id = bg.result;
-    right.len = 0;
-    left.next = right.next;
-    if (right.next >= 0) syms[right.next].prev = bg.left;
-    try_add(left.prev, bg.left);
-    try_add(bg.left, left.next);
-  }
+  ApplyMerges<Bigram, BigramAfter>(syms, heap, try_add);
 
   for (int32_t i = 0; i != -1; i = syms[i].next) {
     const Symbol& s = syms[i];

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "core/tokenizer/bigram_merge.h"
 #include "core/tokenizer/unicode.h"
 
 namespace radixserve::tokenizer {
@@ -23,13 +24,7 @@ int ParseByteToken(std::string_view text) {
   return (hi < 0 || lo < 0) ? -1 : hi * 16 + lo;
 }
 
-struct Symbol {
-  uint32_t begin;  // byte offset in the escaped text
-  uint32_t len;    // 0 once merged into its left neighbour
-  int32_t prev;
-  int32_t next;
-  int32_t id;      // vocab id of the symbol's text, or -1
-};
+using Symbol = MergeSymbol;
 
 struct Bigram {
   float score;
@@ -180,22 +175,7 @@ void SpmTokenizer::EncodeSegment(std::string_view s, SpmScratch* scratch, std::v
   };
   for (int32_t i = 1; i < static_cast<int32_t>(syms.size()); ++i) try_add(i - 1, i);
 
-  while (!heap.empty()) {
-    std::pop_heap(heap.begin(), heap.end(), BigramOrder{});
-    const Bigram b = heap.back();
-    heap.pop_back();
-    Symbol& left = syms[b.left];
-    Symbol& right = syms[b.right];
-    // Stale: one side was merged elsewhere since this pair was queued.
-    if (left.len == 0 || right.len == 0 || left.len + right.len != b.len) continue;
-    left.len = b.len;
-    left.id = b.id;
-    right.len = 0;
-    left.next = right.next;
-    if (right.next >= 0) syms[right.next].prev = b.left;
-    try_add(left.prev, b.left);
-    try_add(b.left, left.next);
-  }
+  ApplyMerges<Bigram, BigramOrder>(syms, heap, try_add);
 
   for (int32_t i = 0; i != -1; i = syms[i].next) {
     const Symbol& sym = syms[i];
