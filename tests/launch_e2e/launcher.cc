@@ -143,29 +143,7 @@ Status Launcher::Spawn(const LauncherOptions& o) {
   std::vector<std::string> argv = {pipeline_test::RadixserveBinary(), "launch", o.file};
   argv.insert(argv.end(), o.args.begin(), o.args.end());
   argv.insert(argv.end(), o.flags.begin(), o.flags.end());
-  std::vector<char*> args;
-  for (auto& a : argv) args.push_back(a.data());
-  args.push_back(nullptr);
-  pid_t parent = ::getpid();
-  pid_t pid = ::fork();
-  if (pid < 0) return Status::IOError(std::string("fork failed: ") + std::strerror(errno));
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // the test died: stop the pipeline gracefully
-    if (::getppid() != parent) ::_exit(126);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    int out = ::open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (out < 0 || in < 0) ::_exit(125);
-    ::dup2(in, STDIN_FILENO);
-    ::dup2(out, STDOUT_FILENO);
-    ::dup2(out, STDERR_FILENO);
-    ::execv(args[0], args.data());
-    ::_exit(127);
-  }
-  ::setpgid(pid, pid);
+  RS_ASSIGN_OR_RETURN(pid_t pid, pipeline_test::Spawn(argv, log_));
   pid_ = pid;
   exited_ = false;
   return Status::Ok();

@@ -41,26 +41,6 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
-namespace {
-
-std::string Tail(const std::string& text, size_t lines) {
-  std::deque<std::string> last;
-  std::stringstream ss(text);
-  for (std::string line; std::getline(ss, line);) {
-    last.push_back(line);
-    if (last.size() > lines) last.pop_front();
-  }
-  std::string out;
-  for (const auto& l : last) out += "    " + l + "\n";
-  return out;
-}
-
-std::string DescribeExit(int status) {
-  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) return std::string("killed by signal ") + strsignal(WTERMSIG(status));
-  return "ended (status " + std::to_string(status) + ")";
-}
-
 // fork/exec `argv` in its own process group, stdout and stderr into `log`, stdin from /dev/null.
 Result<pid_t> Spawn(const std::vector<std::string>& argv, const std::string& log) {
   std::vector<char*> args;
@@ -89,6 +69,27 @@ Result<pid_t> Spawn(const std::vector<std::string>& argv, const std::string& log
   ::setpgid(pid, pid);  // also here, so the group exists before either side runs on
   return pid;
 }
+
+namespace {
+
+std::string Tail(const std::string& text, size_t lines) {
+  std::deque<std::string> last;
+  std::stringstream ss(text);
+  for (std::string line; std::getline(ss, line);) {
+    last.push_back(line);
+    if (last.size() > lines) last.pop_front();
+  }
+  std::string out;
+  for (const auto& l : last) out += "    " + l + "\n";
+  return out;
+}
+
+std::string DescribeExit(int status) {
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return std::string("killed by signal ") + strsignal(WTERMSIG(status));
+  return "ended (status " + std::to_string(status) + ")";
+}
+
 
 bool RouDiProcessExists() {
   std::error_code ec;

@@ -33,6 +33,9 @@ std::string GoldenFile();
 std::string RadixserveBinary();
 // The whole file as bytes ("" when it cannot be read).
 std::string ReadFile(const std::string& path);
+// fork/exec `argv` in its own process group (SIGTERM when the test process dies), stdout and stderr
+// into `log`, stdin from /dev/null.
+Result<pid_t> Spawn(const std::vector<std::string>& argv, const std::string& log);
 
 struct PipelineOptions {
   std::string model = Stories260K();
