@@ -1,27 +1,23 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (clang-14, ASan + UBSan) in build-fuzz/ and runs each for a
-# bounded time on a copy of its seed corpus.
+# Builds the libFuzzer targets in the sanitizer tree (scripts/build-sanitize.sh: clang-14, ASan +
+# UBSan, build-sanitize/) and runs each for a bounded time on a copy of its seed corpus.
 #   scripts/fuzz.sh                  # every target, FUZZ_SECONDS (default 60) each
 #   FUZZ_SECONDS=600 scripts/fuzz.sh gguf tokenizer
-# Crashes land in build-fuzz/crashes/<target>/; fix them, then keep the input in
+# Crashes land in build-sanitize/crashes/<target>/; fix them, then keep the input in
 # fuzz/regressions/<target>/ so that the fuzz_replay_<target>_test ctest replays it.
-# Environment: FUZZ_SECONDS, FUZZ_JOBS (build parallelism, default 2), CC/CXX (default clang-14).
+# Environment: FUZZ_SECONDS, FUZZ_JOBS (build parallelism, default 2), RADIXSERVE_SANITIZE_BUILD_DIR.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-BUILD="$ROOT/build-fuzz"
+BUILD="${RADIXSERVE_SANITIZE_BUILD_DIR:-$ROOT/build-sanitize}"
 SECONDS_EACH="${FUZZ_SECONDS:-60}"
 JOBS="${FUZZ_JOBS:-2}"
 ALL_TARGETS=(gguf tokenizer request_parser http_connection launch messages)
 TARGETS=("$@")
 [ ${#TARGETS[@]} -eq 0 ] && TARGETS=("${ALL_TARGETS[@]}")
 
-export CC="${CC:-clang-14}" CXX="${CXX:-clang++-14}"
-command -v "$CXX" >/dev/null || { echo "fuzz.sh: $CXX not found (scripts/install-deps.sh installs clang-14)" >&2; exit 1; }
-
-cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRADIXSERVE_FUZZ=ON \
-  -DRADIXSERVE_ENABLE_CUDA=OFF -DRADIXSERVE_BUILD_BENCHMARKS=OFF >/dev/null
-cmake --build "$BUILD" --target $(printf 'fuzz_%s ' "${TARGETS[@]}") -j"$JOBS"
+RADIXSERVE_SANITIZE_BUILD_DIR="$BUILD" RADIXSERVE_JOBS="$JOBS" \
+  bash "$ROOT/scripts/build-sanitize.sh" $(printf 'fuzz_%s ' "${TARGETS[@]}")
 
 status=0
 passed=0

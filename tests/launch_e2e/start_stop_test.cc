@@ -27,6 +27,7 @@ struct Case {
   std::string model = pipeline_test::Stories260K();
   int long_tokens = kLongTokens;  // 0: SIGINT while idle
   int clients = 8;                 // a batch decodes slower than one request: the drain lasts longer
+  int drain_timeout_s = 30;        // the api node's; the launcher's --stop-timeout gets 15 s more
 };
 
 const std::vector<std::string> kNodes = {"detokenizer", "worker", "scheduler", "api"};
@@ -37,7 +38,10 @@ void LaunchServeAndDrain(const Case& c) {
   Launcher launcher;
   int port = pipeline_test::PickFreePort();
   ASSERT_GT(port, 0);
-  Status s = launcher.Start(LaunchOf(LaunchDir() + "/" + file, {"model:=" + c.model, "port:=" + std::to_string(port)}));
+  LauncherOptions o = LaunchOf(LaunchDir() + "/" + file, {"model:=" + c.model, "port:=" + std::to_string(port),
+                                                          "drain_timeout:=" + std::to_string(c.drain_timeout_s)});
+  o.flags = {"--stop-timeout", std::to_string(c.drain_timeout_s + 15)};
+  Status s = launcher.Start(o);
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_NE(launcher.Output().find("radixserve is ready: http://127.0.0.1:" + std::to_string(port) + "/v1"),
             std::string::npos)
@@ -105,7 +109,7 @@ void LaunchServeAndDrain(const Case& c) {
     EXPECT_TRUE(r.error.empty()) << Describe(r);
   }
 
-  std::optional<int> status = launcher.WaitExit(std::chrono::seconds(90));
+  std::optional<int> status = launcher.WaitExit(std::chrono::seconds(c.drain_timeout_s + 60));
   ASSERT_TRUE(status.has_value()) << "the launcher did not exit after SIGINT:\n" << launcher.Output();
   EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0)
       << "wait status " << *status << "\n" << launcher.Output();
@@ -125,14 +129,15 @@ TEST(LaunchStartStop, CompactServesListsNodesAndStopsOnSigint) {
 // In a container the node_status of every node keeps flowing while the api node drains (the
 // container publishes from its own thread), so requests longer than the 3 s status freshness
 // window finish instead of being failed as "lost". Two 1500-token requests on a 4096-context
-// model drain for well over 3 s and well under the 30 s drain timeout.
+// model drain for well over 3 s; the drain timeout is raised to 120 s so that a slow build (ASan)
+// finishes them too.
 TEST(LaunchStartStop, CompactDrainsRequestsLongerThanThreeSeconds) {
   const std::string model = std::string(::testing::TempDir()) + "/launch_e2e_ctx4096_" +
                             std::to_string(::getpid()) + ".gguf";
   std::string cmd = pipeline_test::RadixserveBinary() + " gen-model --size tiny --context 4096 -o " + model +
                     " > /dev/null";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-  LaunchServeAndDrain({"compact.yaml", 1, model, /*long_tokens=*/1500, /*clients=*/2});
+  LaunchServeAndDrain({"compact.yaml", 1, model, /*long_tokens=*/1500, /*clients=*/2, /*drain_timeout_s=*/120});
   std::remove(model.c_str());
 }
 
