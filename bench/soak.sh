@@ -26,7 +26,7 @@ status=${PIPESTATUS[0]}
 elapsed=$(( $(date +%s) - start ))
 
 # The test prints "pools before: used N N ...: ..." once and per round
-# "round R: requests N, completed N, refused N, hung up N, other N, node RSS N KiB, pools used N N ...: ...".
+# "round R: requests N, completed N, refused N, hung up N, other N, node RSS N KiB (api N, ...), pools used N N ...: ...".
 awk -v status="$status" -v elapsed="$elapsed" '
   function after(line, key,   s) { s = substr(line, index(line, key) + length(key)); return s }
   /^pools before: used / { before = after($0, "pools before: used "); sub(/:.*/, "", before) }
@@ -38,8 +38,9 @@ awk -v status="$status" -v elapsed="$elapsed" '
     hung_up += after($0, "hung up ") + 0
     other += after($0, "other ") + 0
     rss = after($0, "node RSS ") + 0
-    if (rounds == 1) rss_first = rss
-    rss_last = rss
+    nodes = after($0, " KiB ("); sub(/\).*/, "", nodes)
+    if (rounds == 1) { rss_first = rss; nodes_first = nodes }
+    rss_last = rss; nodes_last = nodes
     pools = after($0, "pools used "); sub(/:.*/, "", pools)
   }
   END {
@@ -49,6 +50,7 @@ awk -v status="$status" -v elapsed="$elapsed" '
            requests, completed, refused, hung_up, other
     printf "node RSS          %d KiB after the first round, %d KiB after the last (%+d KiB)\n",
            rss_first, rss_last, rss_last - rss_first
+    printf "  per node, KiB   first: %s\n                  last:  %s\n", nodes_first, nodes_last
     printf "pool used chunks  before: %s\n", before
     printf "                  after:  %s\n", pools
   }' "$log"

@@ -254,11 +254,17 @@ TEST(Soak, EveryRequestIsAccountedForAndResourcesReturnToIdle) {
     transport::MemPoolUsage after;
     bool pools_idle = PoolsBackTo(idle_total, &after, &error);
     long total = 0;
-    for (const char* n : {"api", "scheduler", "worker", "detokenizer"}) total += RssKib(g_env->pipeline().pid(n));
+    std::string per_node;
+    for (const char* n : {"api", "scheduler", "worker", "detokenizer"}) {
+      long kib = RssKib(g_env->pipeline().pid(n));
+      total += kib;
+      per_node += std::string(per_node.empty() ? "" : ", ") + n + " " + std::to_string(kib);
+    }
     rss.push_back(total);
-    std::printf("round %d: requests %d, completed %d, refused %d, hung up %d, other %d, node RSS %ld KiB, "
+    std::printf("round %d: requests %d, completed %d, refused %d, hung up %d, other %d, node RSS %ld KiB (%s), "
                 "pools used %s (total %llu): %s\n",
                 round, kPerRound, t.completed.load(), t.refused.load(), t.hung_up.load(), t.other.load(), total,
+                per_node.c_str(),
                 Join(PipelineUsed(after)).c_str(), static_cast<unsigned long long>(Sum(PipelineUsed(after))),
                 DescribePools(after).c_str());
     std::fflush(stdout);
