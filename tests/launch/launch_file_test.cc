@@ -116,7 +116,7 @@ TEST(ShippedFilesTest, EdgeRunsFourProcessesInStartOrder) {
   EXPECT_EQ(sched->nodes[0].Param("cache"), "chunk");
   EXPECT_EQ(plan->Find("api")->nodes[0].Param("port"), "8080");
   EXPECT_EQ(plan->args.at("threads"), "4");
-  EXPECT_EQ(plan->args.size(), 5u);
+  EXPECT_EQ(plan->args.size(), 6u);
 }
 
 TEST(ShippedFilesTest, EdgeDefaults) {
@@ -125,6 +125,7 @@ TEST(ShippedFilesTest, EdgeDefaults) {
   EXPECT_EQ(plan->args.at("port"), "30000");
   EXPECT_EQ(plan->Find("api")->nodes[0].Param("port"), "30000");
   EXPECT_EQ(plan->Find("api")->nodes[0].Param("model", "unset"), "");
+  EXPECT_EQ(plan->Find("api")->nodes[0].Param("drain_timeout_s"), "30");
 }
 
 TEST(ShippedFilesTest, CompactRunsOneContainer) {
@@ -142,7 +143,8 @@ TEST(ShippedFilesTest, CompactRunsOneContainer) {
                         "-n", "scheduler:scheduler", "-n", "api:api", "--namespace", "default", "--process-name",
                         "radixserve_radixserve", "-p", "detokenizer.model:=m.gguf", "-p", "worker.model:=m.gguf", "-p",
                         "worker.threads:=3", "-p", "scheduler.model:=m.gguf", "-p", "scheduler.policy:=lpm", "-p",
-                        "scheduler.cache:=radix", "-p", "api.model:=m.gguf", "-p", "api.port:=30000",
+                        "scheduler.cache:=radix", "-p", "api.model:=m.gguf", "-p", "api.port:=30000", "-p",
+                        "api.drain_timeout_s:=30",
                         "--component-dir", "/opt/rs/lib"}));
 }
 
