@@ -1,5 +1,6 @@
 #include "nodes/forward_codec.h"
 
+#include <cstdint>
 #include <cstring>
 
 namespace radixserve::nodes {
@@ -103,6 +104,7 @@ Status EncodeForwardResult(const sched::ForwardResult& r, const Status& status, 
   m->batch_id = r.batch_id;
   m->status_code = static_cast<int32_t>(status.code());
   m->top_n = r.top_ids.empty() ? 0 : r.top_n;
+  m->request_states = r.request_states < 0 ? UINT32_MAX : static_cast<uint32_t>(r.request_states);
   w.template Copy<int32_t>(m->next_token_ids, r.next_token_ids);
   w.template Copy<float>(m->logprobs, r.logprobs);
   w.template Copy<int32_t>(m->top_ids, r.top_ids);
@@ -123,6 +125,7 @@ Status DecodeForwardResult(const ForwardResultMsg* m, sched::ForwardResult* r) {
   auto lp = transport::ArrayOf<float>(m, m->logprobs);
   r->logprobs.assign(lp.begin(), lp.end());
   r->top_n = m->top_n;
+  r->request_states = m->request_states > INT32_MAX ? -1 : static_cast<int32_t>(m->request_states);
   auto ti = transport::ArrayOf<int32_t>(m, m->top_ids);
   r->top_ids.assign(ti.begin(), ti.end());
   auto tl = transport::ArrayOf<float>(m, m->top_logprobs);

@@ -88,11 +88,13 @@ struct ForwardBatchMsg {
 
 struct ForwardResultMsg {
   static constexpr MessageKind kKind = MessageKind::kForwardResult;
-  static constexpr uint16_t kLayoutVersion = 1;
+  static constexpr uint16_t kLayoutVersion = 2;
   MessageHeader header;
   uint64_t batch_id;
   int32_t status_code;     // 0 ok; otherwise StatusCode and `error` holds the message
   int32_t top_n;           // entries per request in top_ids / top_logprobs
+  uint32_t request_states; // per-request sampling states the worker holds after this step
+  uint32_t reserved;
   ArrayRef next_token_ids; // int32, one per request
   ArrayRef logprobs;       // float, one per request or empty
   ArrayRef top_ids;        // int32, top_n per request or empty

@@ -61,6 +61,10 @@ struct ForwardResult {
   int32_t top_n = 0;
   std::vector<int32_t> top_ids;
   std::vector<float> top_logprobs;
+  // Per-request states the worker still holds after this step (-1: not reported). A finished
+  // request's state goes with the release that rides on a later batch, so at idle this is at most
+  // the number of requests of the last batch; anything above that is a leak.
+  int32_t request_states = -1;
 };
 
 class Worker {

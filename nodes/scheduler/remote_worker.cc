@@ -102,6 +102,7 @@ Status RemoteWorker::Forward(const sched::ForwardBatch& batch, sched::ForwardRes
         continue;
       }
       Status s = DecodeForwardResult(*m, result);
+      worker_request_states_.store(result->request_states, std::memory_order_relaxed);
       const auto now = std::chrono::steady_clock::now();
       if (continuous) {  // the worker waited from the previous result until this batch was sent
         double gap = std::max(0.0, std::chrono::duration<double, std::micro>(sent_at - last_result_).count());

@@ -513,6 +513,7 @@ std::string SchedulerNode::StatsJson() const {
       {"new_token_ratio", scheduler_->new_token_ratio()},
       {"dropped_messages", dropped_messages_},
       {"worker_losses", worker_losses_},
+      {"worker_request_states", worker_->worker_request_states()},
       {"scheduler_overhead_p50", ov.share_p50},
       {"scheduler_overhead_p90", ov.share_p90},
       {"scheduler_gap_us_p50", ov.gap_us_p50},

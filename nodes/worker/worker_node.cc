@@ -82,7 +82,6 @@ void WorkerNode::HandleBatch(const void* data, size_t size) {
     return;
   }
   DecodeForwardBatch(*v, &batch_, &extras_);
-  for (uint64_t rid : extras_.released_rids) worker_->Release(rid);
   for (size_t i = 0; i < batch_.reqs.size() && i < extras_.history_len.size(); ++i) {
     if (extras_.history_len[i] == 0) continue;
     worker_->SetHistory(batch_.reqs[i].rid, std::span<const int32_t>(extras_.history).subspan(
@@ -97,6 +96,10 @@ void WorkerNode::HandleBatch(const void* data, size_t size) {
     result_.next_token_ids.clear();
     result_.logprobs.clear();
   }
+  // Releases apply after the step: a request may finish while the next batch that still holds it
+  // (the overlap loop's extra step) is queued, and its release can ride on that very batch.
+  for (uint64_t rid : extras_.released_rids) worker_->Release(rid);
+  result_.request_states = static_cast<int32_t>(worker_->num_request_states());
   Reply(result_, s);
 }
 

@@ -2,8 +2,8 @@
 // requests refused by a small queue limit). After every round each request is accounted for
 // (completed, refused with 503, or ended by its own client), the scheduler is idle with every KV
 // slot back, the pipeline's shared-memory segment holds as many chunks as when idle before the first
-// round (one kept per publisher, see PoolsBackTo), and the node processes' memory does not keep
-// growing. Bounded by RADIXSERVE_SOAK_ROUNDS (default 4: seconds) or, for long runs,
+// round (one kept per publisher, see PoolsBackTo), the worker holds no state of a finished request,
+// and the node processes' memory does not keep growing. Bounded by RADIXSERVE_SOAK_ROUNDS (default 4: seconds) or, for long runs,
 // RADIXSERVE_SOAK_SECONDS (rounds until that much time has passed; bench/soak.sh). Pool figures
 // come from `radixserve shm` run as a child: this process never registers with RouDi, which
 // signals its registered processes when it stops.
@@ -154,6 +154,10 @@ void Settle(int port, const char* when) {
   ASSERT_EQ(r.status, 200) << when << ": " << Describe(r);
   ASSERT_TRUE(WaitFor([&] { return Idle(stats = SchedulerStats(port)); }, std::chrono::seconds(30)))
       << when << ": not idle after the settling request: " << stats.dump();
+  // The worker holds at most the settling request's sampling state (its release may ride on the
+  // next batch): every earlier request's state was released, aborted and hung-up ones included.
+  const int64_t states = Int(stats, "worker_request_states");
+  EXPECT_TRUE(states == 0 || states == 1) << when << ": " << stats.dump();
 }
 
 // Environment numbers: RADIXSERVE_SOAK_ROUNDS, RADIXSERVE_SOAK_SECONDS (0 when unset).
