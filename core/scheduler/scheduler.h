@@ -99,6 +99,7 @@ class Scheduler {
   const PrefixCache& cache() const { return *cache_; }
   const SchedulePolicy& policy() const { return *policy_; }
   const KvAllocator& allocator() const { return *alloc_; }
+  const ReqToTokenPool& req_pool() const { return *pool_; }
   size_t num_waiting() const { return waiting_.size(); }
   size_t num_running() const { return running_.size(); }
   // The clock of wait_entry_time and the timeouts (seconds, monotonic); tests substitute their own.

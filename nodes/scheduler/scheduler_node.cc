@@ -510,6 +510,8 @@ std::string SchedulerNode::StatsJson() const {
       {"kv_available", alloc.available_size()},
       {"kv_evictable", scheduler_->cache().evictable_size()},
       {"kv_protected", scheduler_->cache().protected_size()},
+      {"req_slots_total", scheduler_->req_pool().size()},
+      {"req_slots_available", scheduler_->req_pool().available_size()},
       {"new_token_ratio", scheduler_->new_token_ratio()},
       {"dropped_messages", dropped_messages_},
       {"worker_losses", worker_losses_},

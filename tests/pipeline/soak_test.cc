@@ -1,7 +1,7 @@
 // Soak: rounds of mixed requests above capacity (streaming and not, clients that hang up mid-stream,
 // requests refused by a small queue limit). After every round each request is accounted for
 // (completed, refused with 503, or ended by its own client), the scheduler is idle with every KV
-// slot back, the pipeline's shared-memory segment holds as many chunks as when idle before the first
+// slot and request row back, the pipeline's shared-memory segment holds as many chunks as when idle before the first
 // round (one kept per publisher, see PoolsBackTo), the worker holds no state of a finished request,
 // and the node processes' memory does not keep growing. Bounded by RADIXSERVE_SOAK_ROUNDS (default 4: seconds) or, for long runs,
 // RADIXSERVE_SOAK_SECONDS (rounds until that much time has passed; bench/soak.sh). Pool figures
@@ -39,7 +39,8 @@ PipelineEnvironment* const g_env = RegisterPipeline(Options());
 int64_t Int(const json& s, const char* key) { return s.contains(key) && s[key].is_number() ? s[key].get<int64_t>() : -1; }
 
 bool Idle(const json& s) {
-  return Int(s, "num_running_reqs") == 0 && Int(s, "num_queue_reqs") == 0 && Int(s, "kv_protected") == 0 &&
+  return Int(s, "req_slots_available") == Int(s, "req_slots_total") && Int(s, "req_slots_total") > 0 &&
+         Int(s, "num_running_reqs") == 0 && Int(s, "num_queue_reqs") == 0 && Int(s, "kv_protected") == 0 &&
          Int(s, "kv_available") + Int(s, "kv_evictable") == Int(s, "kv_total") && Int(s, "kv_total") > 0;
 }
 
