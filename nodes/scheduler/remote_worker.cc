@@ -58,7 +58,6 @@ Status RemoteWorker::Forward(const sched::ForwardBatch& batch, sched::ForwardRes
     extras_.released_rids.swap(pending_release_);
   }
   if (forget_known_.exchange(false)) known_.clear();
-  for (uint64_t rid : extras_.released_rids) known_.erase(rid);
   // A request the worker has not seen yet carries its token history once, when penalties need it.
   extras_.history_begin.assign(batch.reqs.size(), 0);
   extras_.history_len.assign(batch.reqs.size(), 0);
@@ -76,6 +75,10 @@ Status RemoteWorker::Forward(const sched::ForwardBatch& batch, sched::ForwardRes
     extras_.history_len[i] = static_cast<uint32_t>(n);
     extras_.history.insert(extras_.history.end(), scratch_.begin(), scratch_.begin() + n);
   }
+  // After the inserts, as the worker applies releases after the step: a finished request can still
+  // be in this batch (the overlap loop's extra step) while its release rides along.
+  for (uint64_t rid : extras_.released_rids) known_.erase(rid);
+  known_requests_.store(static_cast<int32_t>(known_.size()), std::memory_order_relaxed);
 
   const auto sent_at = std::chrono::steady_clock::now();
   const bool continuous = !idle_.exchange(false) && have_last_;

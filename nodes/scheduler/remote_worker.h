@@ -44,6 +44,9 @@ class RemoteWorker final : public sched::Worker {
   // Per-request states the worker reported holding after its last step (-1 before any): at idle,
   // at most the requests of the last batch (their releases ride on a later one); more is a leak.
   int32_t worker_request_states() const { return worker_request_states_.load(std::memory_order_relaxed); }
+  // Requests this side believes the worker has state for (their histories were considered); the
+  // same bound at idle as worker_request_states().
+  int32_t known_requests() const { return known_requests_.load(std::memory_order_relaxed); }
 
   // Scheduler overhead: the worker's idle gap between finishing one step and receiving the next,
   // as a share of the step period, over the last steps of continuous work (p50 and p90; the gap
@@ -74,6 +77,7 @@ class RemoteWorker final : public sched::Worker {
   std::unordered_set<uint64_t> known_;      // rids the worker has state for (Forward thread)
   std::atomic<bool> lost_{false};
   std::atomic<int32_t> worker_request_states_{-1};
+  std::atomic<int32_t> known_requests_{0};
   std::atomic<bool> forget_known_{false};   // a new worker: send histories again
   bool was_connected_ = false;              // TakeWorkerLost's last observation
   BatchExtras extras_;

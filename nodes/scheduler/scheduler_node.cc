@@ -516,6 +516,7 @@ std::string SchedulerNode::StatsJson() const {
       {"dropped_messages", dropped_messages_},
       {"worker_losses", worker_losses_},
       {"worker_request_states", worker_->worker_request_states()},
+      {"worker_known_requests", worker_->known_requests()},
       {"scheduler_overhead_p50", ov.share_p50},
       {"scheduler_overhead_p90", ov.share_p90},
       {"scheduler_gap_us_p50", ov.gap_us_p50},

@@ -159,6 +159,9 @@ void Settle(int port, const char* when) {
   // next batch): every earlier request's state was released, aborted and hung-up ones included.
   const int64_t states = Int(stats, "worker_request_states");
   EXPECT_TRUE(states == 0 || states == 1) << when << ": " << stats.dump();
+  // The scheduler's mirror of it (which requests the worker has seen) is bounded the same way.
+  const int64_t known = Int(stats, "worker_known_requests");
+  EXPECT_TRUE(known == 0 || known == 1) << when << ": " << stats.dump();
 }
 
 // Environment numbers: RADIXSERVE_SOAK_ROUNDS, RADIXSERVE_SOAK_SECONDS (0 when unset).
