@@ -102,6 +102,11 @@ bool HttpServer::AuthorizedAs(const HttpRequest& request, const std::string& key
 }
 
 void HttpServer::Handle(const HttpRequest& request, HttpConnection& conn) {
+  struct ActiveRequest {  // counted from the first byte read to the last byte written
+    std::atomic<int>& n;
+    explicit ActiveRequest(std::atomic<int>& c) : n(c) { n.fetch_add(1, std::memory_order_acq_rel); }
+    ~ActiveRequest() { n.fetch_sub(1, std::memory_order_acq_rel); }
+  } active(active_requests_);
   const std::string& path = request.path;
   const bool get = request.method == "GET", post = request.method == "POST";
   const bool admin_route = path.rfind("/admin/", 0) == 0 || path == "/flush_cache";

@@ -54,6 +54,9 @@ class HttpServer {
   Status Start();
   // Closes every connection (their in-flight requests are aborted) and returns when all are gone.
   void Stop();
+  // Requests whose answer is still being written (a stream counts until its last byte went out):
+  // a drain waits for these, not only for the backend's outputs, before it calls Stop().
+  int active_requests() const { return active_requests_.load(std::memory_order_acquire); }
   int port() const { return listener_.port(); }
   const ChatTemplate& chat_template() const { return *chat_template_; }
 
@@ -74,6 +77,7 @@ class HttpServer {
   std::optional<ChatTemplate> chat_template_;
   HttpListener listener_;
   int64_t start_time_ = 0;
+  std::atomic<int> active_requests_{0};
 };
 
 }  // namespace radixserve::api

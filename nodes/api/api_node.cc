@@ -151,15 +151,20 @@ Status ApiNode::OnDeactivate() {
   draining_.store(true);
   auto deadline = Clock::now() + std::chrono::seconds(params().GetInt("drain_timeout_s"));
   size_t left = 0;
+  int writing = 0;
   while (Clock::now() < deadline) {
     {
       std::lock_guard<std::mutex> l(mu_);
       left = pending_.size();
     }
-    if (left == 0) break;
+    // A request's last output can be in while its stream is still being written to a slow client.
+    writing = server_->active_requests();
+    if (left == 0 && writing == 0) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  if (left > 0) LOG(WARNING) << name() << ": " << left << " requests still running after the drain timeout";
+  if (left > 0 || writing > 0)
+    LOG(WARNING) << name() << ": " << left << " requests still running and " << writing
+                 << " answers still being written after the drain timeout";
   server_->Stop();  // aborts in-flight requests of closed connections
   running_.store(false);
   waiter_->Wake();

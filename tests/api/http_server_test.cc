@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <atomic>
 #include <thread>
 
 #include "tests/api/fake_backend.h"
@@ -470,6 +471,41 @@ TEST_F(HttpServerTest, MalformedHttpIsAnsweredAndClosed) {
   std::string two = RawExchange(port, "GET /health HTTP/1.1\r\n\r\nGET /health HTTP/1.1\r\nConnection: close\r\n\r\n");
   EXPECT_EQ(std::count(two.begin(), two.end(), '{'), 2) << two;
   EXPECT_EQ(Post("/v1/completions", body).first, 200);  // and the server still serves
+}
+
+// A drain waits for active_requests() to reach 0: a stream counts until its answer is written.
+TEST_F(HttpServerTest, ActiveRequestsCountsAnswersUntilWritten) {
+  StartServer();
+  EXPECT_EQ(server_->active_requests(), 0);
+  std::atomic<bool> got_data{false};
+  std::atomic<bool> release{false};
+  std::thread client([&] {
+    httplib::Client cli("127.0.0.1", server_->port());
+    httplib::Request req;
+    req.method = "POST";
+    req.path = "/v1/completions";
+    req.body = R"({"prompt": "x", "max_tokens": 40, "stream": true, "rid": "counted"})";
+    req.set_header("Content-Type", "application/json");
+    req.content_receiver = [&](const char*, size_t, uint64_t, uint64_t) {
+      got_data = true;
+      while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));  // a slow reader
+      return true;
+    };
+    cli.send(req);
+  });
+  while (!got_data) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(server_->active_requests(), 1);
+  release = true;
+  client.join();
+  // The handler returns just after the client saw the last byte.
+  auto settles_at_zero = [&] {
+    for (int i = 0; i < 2000 && server_->active_requests() != 0; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return server_->active_requests() == 0;
+  };
+  EXPECT_TRUE(settles_at_zero());
+  EXPECT_EQ(Post("/v1/completions", R"({"prompt": "x", "max_tokens": 2})").first, 200);
+  EXPECT_TRUE(settles_at_zero());
 }
 
 TEST_F(HttpServerTest, StopAbortsInFlightStreams) {

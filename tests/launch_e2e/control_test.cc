@@ -171,8 +171,11 @@ TEST(LaunchControl, PolicySwapUnderLoadLosesNoRequest) {
   HttpReply swap1 = PostJson(Port(), "/admin/policy/swap", {{"name", "fcfs"}});
   ASSERT_EQ(swap1.status, 200) << swap1.body;
   EXPECT_NE(Message(swap1).find("lpm -> fcfs"), std::string::npos) << swap1.body;
-  json info = SchedulerInfo();
-  EXPECT_EQ(info.value("policy", ""), "fcfs") << info.dump();
+  // The swap takes effect at the scheduler's next iteration boundary, just after the reply.
+  json info;
+  EXPECT_TRUE(WaitFor([&] { return (info = SchedulerInfo()).value("policy", "") == "fcfs"; },
+                      std::chrono::seconds(10)))
+      << info.dump();
   EXPECT_TRUE(CounterGrows("orders", Counter(info, "orders"))) << SchedulerInfo().dump();
   EXPECT_EQ(Counter(SchedulerInfo(), "fcfs_fallbacks"), -1) << "fcfs reports lpm's counters";
 
@@ -181,8 +184,9 @@ TEST(LaunchControl, PolicySwapUnderLoadLosesNoRequest) {
                               {"params", {{"in_batch_check_threshold", "16"}, {"in_batch_deprioritize_threshold", "8"}}}});
   ASSERT_EQ(swap2.status, 200) << swap2.body;
   EXPECT_NE(Message(swap2).find("fcfs -> lpm"), std::string::npos) << swap2.body;
-  info = SchedulerInfo();
-  EXPECT_EQ(info.value("policy", ""), "lpm") << info.dump();
+  EXPECT_TRUE(WaitFor([&] { return (info = SchedulerInfo()).value("policy", "") == "lpm"; },
+                      std::chrono::seconds(10)))
+      << info.dump();
   EXPECT_GE(Counter(info, "fcfs_fallbacks"), 0) << info.dump();
   EXPECT_TRUE(CounterGrows("orders", Counter(info, "orders"))) << SchedulerInfo().dump();
 
