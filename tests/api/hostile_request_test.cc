@@ -19,6 +19,7 @@
 
 #include "core/api/http_server.h"
 #include "tests/api/fake_backend.h"
+#include "tests/api/raw_client.h"
 
 namespace radixserve::api {
 namespace {
@@ -36,38 +37,9 @@ class OverloadableBackend : public testing::FakeBackend {
   }
 };
 
-int Connect(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    close(fd);
-    return -1;
-  }
-  timeval tv{10, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-  return fd;
-}
-
-// Sends raw bytes and reads until the server closes (or 10 s pass): the whole response text.
+// Sends raw bytes, then the end of input, and reads the whole response.
 std::string RawExchange(int port, const std::string& bytes) {
-  int fd = Connect(port);
-  if (fd < 0) return "";
-  size_t sent = 0;
-  while (sent < bytes.size()) {
-    ssize_t n = send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
-    if (n <= 0) break;  // the server may answer and close before reading everything
-    sent += static_cast<size_t>(n);
-  }
-  shutdown(fd, SHUT_WR);
-  std::string out;
-  char buf[4096];
-  ssize_t n;
-  while ((n = recv(fd, buf, sizeof(buf), 0)) > 0) out.append(buf, static_cast<size_t>(n));
-  close(fd);
-  return out;
+  return testing::RawExchange(port, bytes, /*half_close=*/true);
 }
 
 int StatusOf(const std::string& response) {
@@ -106,8 +78,12 @@ class HostileRequestTest : public ::testing::Test {
     json j = json::parse(res->body, nullptr, false);
     ASSERT_TRUE(j.is_object() && j.contains("error")) << res->body;
     EXPECT_EQ(j["error"]["code"], status);
-    if (!param.empty()) EXPECT_EQ(j["error"]["param"], param) << res->body;
-    if (!message_part.empty()) EXPECT_THAT(j["error"]["message"].get<std::string>(), HasSubstr(message_part));
+    if (!param.empty()) {
+      EXPECT_EQ(j["error"]["param"], param) << res->body;
+    }
+    if (!message_part.empty()) {
+      EXPECT_THAT(j["error"]["message"].get<std::string>(), HasSubstr(message_part));
+    }
   }
   // The server still answers a normal request.
   void ExpectServing() {
@@ -299,8 +275,8 @@ TEST(HostileConnections, ConnectionLimitGives503WithRetryAfterAndAWholeBody) {
   HttpServer server(options, &backend);
   ASSERT_TRUE(server.Start().ok());
   // Two idle keep-alive connections take both places.
-  int a = Connect(server.port());
-  int b = Connect(server.port());
+  int a = testing::ConnectLoopback(server.port());
+  int b = testing::ConnectLoopback(server.port());
   ASSERT_GE(a, 0);
   ASSERT_GE(b, 0);
   // Wait until both are registered (the listener accepts asynchronously), then a third is refused.

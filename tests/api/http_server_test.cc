@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "tests/api/fake_backend.h"
+#include "tests/api/raw_client.h"
 
 namespace radixserve::api {
 namespace {
@@ -334,12 +335,8 @@ TEST_F(HttpServerTest, StreamingClientDisconnectAbortsRequest) {
 
 // A raw client that sends a request and closes without reading the answer.
 void SendAndHangUp(int port, const std::string& body) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  int fd = testing::ConnectLoopback(port);
+  ASSERT_GE(fd, 0);
   std::string request = "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                         "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
   ASSERT_EQ(send(fd, request.data(), request.size(), MSG_NOSIGNAL), static_cast<ssize_t>(request.size()));
@@ -406,23 +403,9 @@ TEST_F(HttpServerTest, ManyConcurrentStreamingClients) {
   EXPECT_EQ(backend_.submitted().size(), static_cast<size_t>(kClients));
 }
 
-// Sends raw bytes, half-closes nothing, and reads until the server closes or timeout_s passes.
-std::string RawExchange(int port, const std::string& bytes, int timeout_s = 10) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) return "connect failed";
-  timeval tv{timeout_s, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-  send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-  std::string out;
-  char buf[4096];
-  ssize_t n;
-  while ((n = recv(fd, buf, sizeof(buf), 0)) > 0) out.append(buf, static_cast<size_t>(n));
-  close(fd);
-  return out;
+// Sends raw bytes without half-closing (the server decides when to close) and reads until it does.
+std::string RawExchange(int port, const std::string& bytes) {
+  return testing::RawExchange(port, bytes, /*half_close=*/false);
 }
 
 TEST_F(HttpServerTest, MalformedHttpIsAnsweredAndClosed) {
