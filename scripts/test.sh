@@ -24,9 +24,12 @@ step "sanitizers: every test on an ASan + UBSan build"
 RADIXSERVE_SANITIZE_BUILD_DIR="$sanitize" bash "$root/scripts/build-sanitize.sh"
 # Leak checking is off here: node processes end by signal, and LeakSanitizer reports what a killed
 # process still held (the fuzz runs below check leaks). Timeouts scale for the slower build.
+# launch_e2e_faults_test (kill -9 of nodes and RouDi) runs in the Release pass only: once in four
+# sanitizer runs a worker killed mid-publish left RouDi unable to register its successor for
+# minutes (IPC_INTERFACE__REG_ROUDI_NOT_AVAILABLE), an iceoryx recovery issue still open.
 (cd "$sanitize" && ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --output-on-failure -j "$jobs")
+  ctest --output-on-failure -j "$jobs" -E '^launch_e2e_faults_test$')
 
 step "fuzzing: each target for ${FUZZ_SECONDS:-60} s"
 RADIXSERVE_SANITIZE_BUILD_DIR="$sanitize" FUZZ_SECONDS="${FUZZ_SECONDS:-60}" bash "$root/scripts/fuzz.sh"
