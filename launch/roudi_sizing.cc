@@ -6,7 +6,7 @@
 
 #include "core/api/generate_request.h"
 #include "core/gguf/gguf_reader.h"
-#include "core/modelgen/model_generator.h"
+#include "core/builtin_model/builtin_model.h"
 #include "core/scheduler/scheduler_config.h"
 #include "transport/messages.h"
 
@@ -78,13 +78,11 @@ Result<PipelineLimits> PipelineLimitsFromPlan(const LaunchPlan& plan) {
   for (const auto& p : plan.processes)
     for (const auto& n : p.nodes)
       if (model.empty()) model = n.Param("model");
-  if (!model.empty()) {
-    RS_RETURN_IF_ERROR(ReadModelLimits(model, &l));
-  } else {
-    RS_ASSIGN_OR_RETURN(modelgen::ModelSpec tiny, modelgen::SpecForSize("tiny"));
-    l.context_length = tiny.context;
-    l.max_token_bytes = kDefaultTokenBytes;
+  // No model anywhere: the nodes will run the built-in one, so size for it.
+  if (model.empty()) {
+    RS_ASSIGN_OR_RETURN(model, builtin_model::EnsureDefaultModel());
   }
+  RS_RETURN_IF_ERROR(ReadModelLimits(model, &l));
   return l;
 }
 

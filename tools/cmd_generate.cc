@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/builtin_model/builtin_model.h"
 #include "core/gguf/gguf_reader.h"
 #include "core/model/llama_model.h"
 #include "core/sampling/sampler.h"
@@ -39,6 +40,13 @@ int RunGenerate(GenerateOptions o) {
   o.sampling.logprobs = o.logprobs;
   if (Status s = o.sampling.Validate(); !s.ok()) return Fail("bad sampling parameters", s);
 
+  if (o.model.empty()) {
+    auto builtin = builtin_model::EnsureDefaultModel();
+    if (!builtin.ok()) return Fail("cannot write the built-in model", builtin.status());
+    std::fprintf(stderr, "generate: no --model given: using the built-in default model %s (%s)\n",
+                 builtin_model::kName, builtin->c_str());
+    o.model = *builtin;
+  }
   auto file = gguf::GgufFile::Open(o.model);
   if (!file.ok()) return Fail("cannot open model", file.status());
   std::shared_ptr<const gguf::GgufFile> gguf(std::move(file).value());
@@ -124,7 +132,7 @@ CommandRegistrar reg({"generate", "Complete a prompt with a GGUF model on the CP
                       [](CLI::App& app) -> std::function<int()> {
                         auto o = std::make_shared<GenerateOptions>();
                         o->sampling.max_new_tokens = 64;
-                        app.add_option("-m,--model", o->model, "GGUF model path")->required();
+                        app.add_option("-m,--model", o->model, "GGUF model path (default: the built-in stories260K)");
                         app.add_option("-p,--prompt", o->prompt, "Prompt text")->required();
                         app.add_option("-n,--max-tokens", o->sampling.max_new_tokens, "Tokens to generate")
                             ->capture_default_str();

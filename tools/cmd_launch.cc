@@ -18,7 +18,7 @@
 #include <mutex>
 #include <thread>
 
-#include "core/modelgen/default_model.h"
+#include "core/builtin_model/builtin_model.h"
 #include "launch/launch_plan.h"
 #include "launch/roudi_sizing.h"
 #include "launch/supervisor.h"
@@ -174,10 +174,10 @@ int RunLaunch(const LaunchCliOptions& o) {
   std::vector<std::string> args = o.args;
   // The built-in default model when the launch takes a model and none was given.
   if (!HasArg(args, "model")) {
-    std::string cache = modelgen::CacheDirectory();
-    std::fprintf(stderr, "[launch] no model:= given: using the built-in default model (in %s)\n", cache.c_str());
-    auto path = modelgen::EnsureDefaultModel();
+    auto path = builtin_model::EnsureDefaultModel();
     if (!path.ok()) return Fail(path.status().message());
+    std::fprintf(stderr, "[launch] no model:= given: using the built-in default model %s (%s)\n",
+                 builtin_model::kName, path->c_str());
     args.push_back("model:=" + *path);
   }
   launch::LaunchOptions lo;

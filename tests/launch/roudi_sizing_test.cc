@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/builtin_model/builtin_model.h"
 #include "core/gguf/gguf_reader.h"
 #include "core/modelgen/model_generator.h"
 #include "launch/launch_plan.h"
@@ -131,8 +132,10 @@ TEST_F(RouDiSizingTest, BuiltinModelWhenNoModelIsSet) {
   plan.processes[0].nodes.push_back(PlannedNode{"scheduler", "scheduler", {{"max_running_requests", "4"}}});
   auto limits = PipelineLimitsFromPlan(plan);
   ASSERT_TRUE(limits.ok()) << limits.status().message();
-  EXPECT_EQ(limits->model, "");
-  EXPECT_EQ(limits->context_length, modelgen::SpecForSize("tiny")->context);
+  auto builtin = builtin_model::EnsureDefaultModel();
+  ASSERT_TRUE(builtin.ok()) << builtin.status().message();
+  EXPECT_EQ(limits->model, *builtin);
+  EXPECT_EQ(limits->context_length, 512);  // stories260K's llama.context_length
   EXPECT_EQ(limits->max_running_requests, 4);
 }
 

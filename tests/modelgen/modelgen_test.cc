@@ -8,7 +8,6 @@
 
 #include "core/gguf/gguf_reader.h"
 #include "core/modelgen/builtin_vocab.h"
-#include "core/modelgen/default_model.h"
 #include "core/modelgen/model_generator.h"
 
 namespace radixserve::modelgen {
@@ -147,22 +146,6 @@ TEST(BuiltinVocab, IsAValidSentencePieceVocabulary) {
     std::string prefix = t.substr(0, t.size() - 1);
     EXPECT_TRUE(unique.count(prefix)) << t;
   }
-}
-
-TEST(DefaultModel, IsGeneratedOnceIntoTheCacheDirectory) {
-  auto dir = std::filesystem::temp_directory_path() / "radixserve_default_model_test";
-  std::filesystem::remove_all(dir);
-  setenv("RADIXSERVE_CACHE_DIR", dir.c_str(), 1);
-  auto p = EnsureDefaultModel();
-  ASSERT_TRUE(p.ok()) << p.status().ToString();
-  EXPECT_TRUE(std::filesystem::exists(*p));
-  auto mtime = std::filesystem::last_write_time(*p);
-  auto again = EnsureDefaultModel();
-  EXPECT_EQ(*again, *p);
-  EXPECT_EQ(std::filesystem::last_write_time(*p), mtime);
-  auto f = gguf::GgufFile::Open(*p);
-  EXPECT_TRUE(f.ok());
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
