@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The main job: installs dependencies, builds, launches the pipeline from launch/edge.yaml
-# (api, scheduler, worker and detokenizer as four processes over iceoryx) with the built-in
-# default model (generated into ~/.cache/radixserve on first use), and answers one request.
+# The main job: installs the run-time dependencies, builds the radixserve binary with its plugins
+# and node components, launches the pipeline from launch/edge.yaml (api, scheduler, worker and
+# detokenizer as four processes over iceoryx) with the built-in default model (stories260K,
+# embedded in the binary) and answers one completion request.
 #
 #   bash scripts/run.sh                      # answer one request, then stop
 #   RADIXSERVE_KEEP_RUNNING=1 bash scripts/run.sh   # keep serving until Ctrl-C
@@ -9,8 +10,9 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${RADIXSERVE_BUILD_DIR:-$root/build}"
-bash "$root/scripts/install-deps.sh"
-bash "$root/scripts/build.sh"
+# Only what the product needs: no test frameworks or fuzzer toolchain, no tests or benchmarks built.
+bash "$root/scripts/install-deps.sh" --runtime
+bash "$root/scripts/build.sh" -DRADIXSERVE_BUILD_TESTS=OFF
 
 port=30000
 for a in "$@"; do case "$a" in port:=*) port="${a#port:=}";; esac; done
@@ -28,10 +30,11 @@ for _ in $(seq 1 600); do
 done
 grep "radixserve is ready" "$log" || { cat "$log"; echo "the server did not become ready" >&2; exit 1; }
 
-request='{"model": "default", "messages": [{"role": "user", "content": "Once upon a time"}], "max_tokens": 32, "temperature": 0}'
-echo "POST http://127.0.0.1:$port/v1/chat/completions"
+# The built-in model continues stories (it has no chat template): a completion-style prompt.
+request='{"model": "default", "prompt": "Once upon a time", "max_tokens": 48, "temperature": 0}'
+echo "POST http://127.0.0.1:$port/v1/completions"
 echo "$request"
-curl -sS --fail-with-body "http://127.0.0.1:$port/v1/chat/completions" -H 'Content-Type: application/json' -d "$request"
+curl -sS --fail-with-body "http://127.0.0.1:$port/v1/completions" -H 'Content-Type: application/json' -d "$request"
 echo
 if [ "${RADIXSERVE_KEEP_RUNNING:-0}" = 1 ]; then
   echo "serving on http://127.0.0.1:$port/v1 until Ctrl-C"

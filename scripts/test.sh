@@ -16,7 +16,7 @@ step() { echo "== $(date +%H:%M:%S) $*"; }
 step "installing dependencies"
 bash "$root/scripts/install-deps.sh"
 step "Release build and tests"
-bash "$root/scripts/build.sh"
+bash "$root/scripts/build.sh" -DRADIXSERVE_BUILD_TESTS=ON
 # A test that fails is run once more (--repeat until-pass:2) and the failure is still printed: the
 # kill -9 fault tests hit an iceoryx re-registration hang now and then (see below), still open.
 (cd "$build" && ctest --output-on-failure -j "$jobs" --repeat until-pass:2)
