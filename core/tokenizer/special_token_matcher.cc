@@ -5,13 +5,17 @@
 
 namespace radixserve::tokenizer {
 
-SpecialTokenMatcher::SpecialTokenMatcher(const Vocab& vocab) {
+SpecialTokenMatcher::SpecialTokenMatcher(const Vocab& vocab, std::span<const int32_t> rstrip_ids) {
   // Build with maps, then flatten into sorted edge arrays for compact, cache-friendly lookups.
   struct BuildNode {
     std::map<uint8_t, uint32_t> children;
     int32_t id = -1;
     bool user_defined = false;
   };
+  std::vector<bool> rstrip(vocab.size(), false);
+  for (int32_t id : rstrip_ids) {
+    if (vocab.Valid(id)) rstrip[id] = true;
+  }
   std::vector<BuildNode> build(1);
   for (int32_t id = 0; id < vocab.size(); ++id) {
     const TokenType t = vocab.type(id);
@@ -36,6 +40,7 @@ SpecialTokenMatcher::SpecialTokenMatcher(const Vocab& vocab) {
     nodes_[n].num_edges = static_cast<uint32_t>(build[n].children.size());
     nodes_[n].id = build[n].id;
     nodes_[n].user_defined = build[n].user_defined;
+    nodes_[n].rstrip = build[n].id >= 0 && rstrip[build[n].id];
     for (const auto& [byte, child] : build[n].children) edges_.push_back({byte, child});
   }
 }
@@ -65,6 +70,7 @@ SpecialTokenMatcher::Match SpecialTokenMatcher::FindNext(std::string_view text, 
         m.begin = i;
         m.length = j + 1 - i;
         m.id = n.id;
+        m.rstrip = n.rstrip;
       }
     }
     if (m.length > 0) return m;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -16,13 +17,15 @@ namespace radixserve::tokenizer {
 
 class SpecialTokenMatcher {
  public:
-  // Indexes every kControl, kUserDefined and kUnknown token of `vocab`.
-  explicit SpecialTokenMatcher(const Vocab& vocab);
+  // Indexes every kControl, kUserDefined and kUnknown token of `vocab`. The tokens in
+  // `rstrip_ids` swallow the whitespace that follows them (llama.cpp's RSTRIP attribute).
+  explicit SpecialTokenMatcher(const Vocab& vocab, std::span<const int32_t> rstrip_ids = {});
 
   struct Match {
     size_t begin = 0;   // byte offset in the text
     size_t length = 0;  // 0 when there is no match
     int32_t id = -1;
+    bool rstrip = false;  // the caller drops the whitespace right after the match
   };
   // The first match at or after `from`. With `include_control` false only user-defined
   // tokens match (Hugging Face extracts those even when special tokens are not parsed).
@@ -36,6 +39,7 @@ class SpecialTokenMatcher {
     uint32_t num_edges = 0;
     int32_t id = -1;          // token ending here, or -1
     bool user_defined = false;
+    bool rstrip = false;
   };
   struct Edge {
     uint8_t byte;

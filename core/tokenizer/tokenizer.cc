@@ -1,6 +1,7 @@
 #include "core/tokenizer/tokenizer.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include "core/tokenizer/bpe_tokenizer.h"
 #include "core/tokenizer/pre_tokenizer.h"
@@ -19,6 +20,26 @@ constexpr std::string_view kEogTexts[] = {
     "<|eom_id|>",     "<EOT>",      "_<EOT>",   "<｜end▁of▁sentence｜>", "<|end_of_text|>",
     "<end_of_utterance>", "<|return|>", "<|call|>",
 };
+
+bool IsAsciiSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
+
+// Special tokens that swallow the whitespace after them. llama.cpp sets this (RSTRIP) for
+// models named like Phi-3 only: nothing else in the metadata tells a Phi-3 vocab apart.
+Result<std::vector<int32_t>> RstripIds(const gguf::GgufFile& f, const tokenizer::Vocab& vocab) {
+  std::vector<int32_t> ids;
+  if (!f.Has("general.name")) return ids;
+  RS_ASSIGN_OR_RETURN(std::string name, f.GetString("general.name"));
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (name.find("phi-3") == std::string::npos && name.find("phi3") == std::string::npos) return ids;
+  for (int32_t id = 0; id < vocab.size(); ++id) {
+    const TokenType t = vocab.type(id);
+    if (t != TokenType::kControl && t != TokenType::kUserDefined && t != TokenType::kUnknown) continue;
+    const std::string& text = vocab.text(id);
+    if (text == "<unk>" || text == "<s>" || text == "<|endoftext|>") continue;  // llama.cpp's exceptions
+    ids.push_back(id);
+  }
+  return ids;
+}
 
 // Reads an optional token id key; absent keys keep `fallback`, ids outside the vocab
 // (such as 0xFFFFFFFF for "none") become -1.
@@ -84,7 +105,8 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::FromGguf(const gguf::GgufFile& fil
   if (t->add_eos_ && t->eos_id_ < 0) {
     return Status::Corrupt(file.name() + ": tokenizer.ggml.add_eos_token is true but there is no EOS token");
   }
-  t->FinishInit();
+  RS_ASSIGN_OR_RETURN(std::vector<int32_t> rstrip, RstripIds(file, t->vocab_));
+  t->FinishInit(rstrip);
   for (std::string_view key : {"tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id"}) {
     RS_ASSIGN_OR_RETURN(int32_t id, ReadTokenId(file, key, -1, n));
     if (id >= 0) t->eog_[id] = true;
@@ -92,14 +114,14 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::FromGguf(const gguf::GgufFile& fil
   return t;
 }
 
-void Tokenizer::FinishInit() {
+void Tokenizer::FinishInit(std::span<const int32_t> rstrip_ids) {
   const int32_t n = vocab_.size();
   pieces_.resize(n);
   for (int32_t id = 0; id < n; ++id) {
     const TokenType type = vocab_.type(id);
     pieces_[id] = (type == TokenType::kControl || type == TokenType::kUnknown) ? vocab_.text(id) : NormalPiece(id);
   }
-  specials_ = std::make_unique<tokenizer::SpecialTokenMatcher>(vocab_);
+  specials_ = std::make_unique<tokenizer::SpecialTokenMatcher>(vocab_, rstrip_ids);
   eog_.assign(n, false);
   if (eos_id_ >= 0) eog_[eos_id_] = true;
   for (int32_t id = 0; id < n; ++id) {
@@ -139,6 +161,9 @@ std::vector<int32_t> Tokenizer::Encode(std::string_view text, bool add_special, 
     out.push_back(m.id);
     fragment_start = true;
     pos = m.begin + m.length;
+    if (m.rstrip) {  // llama.cpp's RSTRIP: the text after the token starts past its whitespace
+      while (pos < text.size() && IsAsciiSpace(text[pos])) ++pos;
+    }
   }
   if (add_special && add_eos_) out.push_back(eos_id_);
   return out;

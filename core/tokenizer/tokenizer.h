@@ -10,13 +10,15 @@
 // tokenization. With parse_special, all of them are emitted as their ids; without it,
 // control/unknown texts are tokenized as plain text while user-defined tokens are still
 // matched (Hugging Face and llama.cpp do the same: user-defined tokens are "added tokens").
+// Phi-3 models (general.name contains "phi-3" or "phi3", the test llama.cpp makes) drop the
+// whitespace that follows a matched special token, except after <unk>, <s>, <|endoftext|>.
 //
-// Round trips: Decode(Encode(x)) == x for any text with two exceptions: a literal "▁" in
-// SPM input decodes as a space (SentencePiece cannot tell them apart), and in byte-level
+// Round trips: Decode(Encode(x)) == x for any text with three exceptions: a literal "▁" in
+// SPM input decodes as a space (SentencePiece cannot tell them apart), in byte-level
 // vocabs bytes that never occur in UTF-8 (C0, C1, F5..FF) may have no symbol token (they
 // are then dropped, or replaced by the unknown token when there is one) or be user-defined
-// tokens that decode as text. No NFC/NFD normalization is applied: no supported vocab
-// needs one (WordPiece "bert" would).
+// tokens that decode as text, and Phi-3's stripped whitespace does not come back. No
+// NFC/NFD normalization is applied: no supported vocab needs one (WordPiece "bert" would).
 //
 // Thread-safety: immutable after FromGguf; Encode/Decode are const, keep no caches, and
 // may run concurrently from many threads.
@@ -99,7 +101,8 @@ class Tokenizer {
   // Decoded bytes of a non-special token (called once per id at load).
   virtual std::string NormalPiece(int32_t id) const = 0;
   // Fills pieces_ and special-token tables; called by FromGguf after the subclass is built.
-  void FinishInit();
+  // `rstrip_ids`: special tokens that swallow the whitespace after them.
+  void FinishInit(std::span<const int32_t> rstrip_ids);
 
   tokenizer::Vocab vocab_;
   int32_t bos_id_ = -1;

@@ -342,6 +342,43 @@ TEST(SpecialTokenTest, AddSpecialFollowsFlags) {
   EXPECT_EQ((*tok)->Encode("a", true, false), (Ids{6, 2}));
 }
 
+// llama.cpp gives every special token of a model named like Phi-3 the RSTRIP attribute
+// (whitespace right after the token is dropped), except <unk>, <s> and <|endoftext|>.
+TEST(SpecialTokenTest, Phi3SpecialTokensSwallowTheWhitespaceAfterThem) {
+  const Tokenizer& phi3 = Load("phi-3");  // general.name "Phi3"; </s> 2 is user-defined
+  // "Hello", </s>, "world": the text after a special token gets the space prefix, so "world"
+  // is "▁world" 3186. Keeping the space would make "▁▁world" = "▁" 29871 + "▁world".
+  EXPECT_EQ(phi3.Encode("Hello</s> world", false, true), (Ids{15043, 2, 3186}));
+  // </s> is user-defined here, so it is matched, and strips, without parse_special as well.
+  EXPECT_EQ(phi3.Encode("Hello</s> world", false, false), (Ids{15043, 2, 3186}));
+  // The whole whitespace run goes (<|user|> 32010, "▁Hi" 6324, <|end|> 32007, <|assistant|> 32001).
+  EXPECT_EQ(phi3.Encode("<|user|>\n \tHi<|end|>\n<|assistant|>\n", false, true),
+            (Ids{32010, 6324, 32007, 32001}));
+  // The exceptions keep it: " Hello" becomes "▁▁Hello" = "▁" + "▁Hello" 15043.
+  EXPECT_EQ(phi3.Encode("<s> Hello", false, true), (Ids{1, 29871, 15043}));
+  EXPECT_EQ(phi3.Encode("<|endoftext|> Hello", false, true), (Ids{32000, 29871, 15043}));
+
+  // Any other vocab keeps the space: llama-spm has the same ids and gives the extra "▁".
+  const Tokenizer& spm = Load("llama-spm");
+  EXPECT_EQ(spm.Encode("Hello</s> world", false, true), (Ids{15043, 2, 29871, 3186}));
+}
+
+// As in llama.cpp, the model name decides: general.name, lowercased, contains "phi-3" or
+// "phi3". general.architecture (and tokenizer.ggml.pre) play no part.
+TEST(SpecialTokenTest, WhitespaceStripIsDecidedByTheModelName) {
+  auto encode = [](const char* key, const char* value) {
+    gguf::GgufWriter w = TinySpmWriter();  // <|end|> 8 (control), "▁" 3, "▁a" 6
+    w.SetString(key, value);
+    auto tok = FromBytes(w);
+    EXPECT_TRUE(tok.ok()) << tok.status().ToString();
+    return tok.ok() ? (*tok)->Encode("<|end|> a", false, true) : Ids{};
+  };
+  EXPECT_EQ(encode("general.name", "Phi-3-mini-4k-instruct"), (Ids{8, 6}));
+  EXPECT_EQ(encode("general.name", "PHI3 medium"), (Ids{8, 6}));
+  EXPECT_EQ(encode("general.name", "Phi-2"), (Ids{8, 3, 6}));  // " a" → "▁▁a" = "▁" + "▁a"
+  EXPECT_EQ(encode("general.architecture", "phi3"), (Ids{8, 3, 6}));
+}
+
 TEST(SpecialTokenTest, EndOfGeneration) {
   const Tokenizer& phi3 = Load("phi-3");
   EXPECT_TRUE(phi3.IsEog(32000));   // EOS <|endoftext|>
