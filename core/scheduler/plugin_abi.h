@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RADIXSERVE_PLUGIN_ABI_VERSION 2u
+#define RADIXSERVE_PLUGIN_ABI_VERSION 3u
 #define RADIXSERVE_PLUGIN_ENTRY "radixserve_plugin_descriptor"
 
 #ifdef __cplusplus

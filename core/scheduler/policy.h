@@ -24,6 +24,9 @@ class SchedulePolicy {
   virtual std::string_view name() const = 0;
   // Writes a permutation of [0, queue.size()) into *order: the admission order.
   virtual void Order(std::span<const Req* const> queue, const PrefixCache& cache, std::vector<int32_t>* order) = 0;
+  // Whether the last Order() matched every waiting request against the cache (a cache-aware
+  // pass). The scheduler then refreshes those prefixes' access times, as SGLang's match does.
+  virtual bool matched_prefixes() const { return false; }
 
   // ---- priority scheduling hooks (defaults: no priorities) ----
   // Queue is full and `incoming` arrives: index of the queued request to abort instead, or -1 to

@@ -37,6 +37,9 @@ class PrefixCache {
   // Longest cached prefix of key (page-aligned when paged). Appends its slots to *slots and
   // returns the node it ends at (the root when nothing matches). May split a node.
   virtual CacheNodeRef MatchPrefix(std::span<const int32_t> key, std::vector<int32_t>* slots) = 0;
+  // Refreshes the access time of the nodes MatchPrefix(key) would walk, without splitting one or
+  // counting a hit: the policy pass's match of a request that stays waiting (SCHEDULER_SPEC 6.2).
+  virtual void TouchPrefix(std::span<const int32_t> key) {}
   // Inserts key → slots; returns how many leading tokens were already cached.
   virtual int32_t Insert(std::span<const int32_t> key, std::span<const int32_t> slots, int64_t priority) = 0;
   // A request ends (insert=true: publish its KV) or is aborted/retracted (insert=false).

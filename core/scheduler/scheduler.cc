@@ -521,7 +521,13 @@ void Scheduler::OrderWaitingQueue() {
       }
     }
   }
-  if (fault == nullptr) return;
+  if (fault == nullptr) {
+    // A cache-aware pass matched every waiting request; in SGLang that match refreshes LRU order.
+    if (policy_->matched_prefixes()) {
+      for (const Req* r : queue_view_) cache_->TouchPrefix(r->tokens);
+    }
+    return;
+  }
   ++stats_.policy_faults;
   // One line per fault would flood the log when a broken plugin faults every iteration.
   LOG_EVERY_N(WARNING, 1000) << "policy '" << policy_->name() << "' " << fault << " (" << what

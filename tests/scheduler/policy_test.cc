@@ -1,5 +1,5 @@
 // Policies (SCHEDULER_SPEC 2): LPM with in-batch dedup, DFS-weight, LOF, random, priority,
-// and the FCFS fallbacks.
+// the FCFS fallbacks, and what a policy pass does to the cache's LRU order.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -16,6 +16,7 @@
 #include "plugins/policy/lpm/lpm_policy.h"
 #include "plugins/policy/priority/priority_policy.h"
 #include "plugins/policy/random/random_policy.h"
+#include "tests/scheduler/scheduler_harness.h"
 
 namespace radixserve::sched {
 namespace {
@@ -140,9 +141,12 @@ TEST_F(PolicyTest, LpmKeepsQueueOrderAboveTheCutoffAndWithChunkCache) {
   Add(Cat(Seq(100, 50), Seq(7, 5)));
   auto lpm = Make(MakeLpmPolicy, std::span(kLpmParams, kNumLpmParams), {{"fcfs_fallback_queue_len", "1"}});
   EXPECT_EQ(OrderWith(*lpm, radix_), (V{0, 1}));
+  EXPECT_FALSE(lpm->matched_prefixes());  // a kept order matches nothing (no LRU refresh), as in SGLang
   auto lpm2 = Make(MakeLpmPolicy, std::span(kLpmParams, kNumLpmParams));
   EXPECT_EQ(OrderWith(*lpm2, radix_), (V{1, 0}));
+  EXPECT_TRUE(lpm2->matched_prefixes());
   EXPECT_EQ(OrderWith(*lpm2, chunk_), (V{0, 1}));  // cache-aware → FCFS with the chunk cache
+  EXPECT_FALSE(lpm2->matched_prefixes());
 }
 
 TEST_F(PolicyTest, DfsWeightGroupsSiblingsHeaviestFirst) {
@@ -157,6 +161,28 @@ TEST_F(PolicyTest, DfsWeightGroupsSiblingsHeaviestFirst) {
   auto dfs = Make(MakeDfsWeightPolicy, std::span(kDfsWeightParams, kNumDfsWeightParams));
   EXPECT_EQ(OrderWith(*dfs, radix_), (V{1, 4, 3, 0, 2}));
   EXPECT_EQ(OrderWith(*dfs, chunk_), (V{0, 1, 2, 3, 4}));
+}
+
+// SGLang computes the in-batch dedup set for dfs-weight too, but orders by the DFS alone:
+// requests sharing an uncached prefix keep their place. in_batch_dedup=true moves all but the
+// first of them behind the others (radixserve's former order).
+TEST_F(PolicyTest, DfsWeightIgnoresInBatchDedupUnlessAsked) {
+  Cache(Seq(700, 40));
+  const V system_prompt = Seq(1000, 40);   // uncached, shared by 0, 2 and 4
+  Add(Cat(system_prompt, Seq(1, 5)));      // 0
+  Add(Cat(Seq(700, 40), Seq(5, 3)));       // 1: the only cached subtree, visited first
+  Add(Cat(system_prompt, Seq(50, 5)));     // 2
+  Add(Seq(5000, 10));                      // 3
+  Add(Cat(system_prompt, Seq(60, 5)));     // 4
+  auto dfs = Make(MakeDfsWeightPolicy, std::span(kDfsWeightParams, kNumDfsWeightParams));
+  EXPECT_EQ(OrderWith(*dfs, radix_), (V{1, 0, 2, 3, 4}));
+  auto dedup = Make(MakeDfsWeightPolicy, std::span(kDfsWeightParams, kNumDfsWeightParams),
+                    {{"in_batch_dedup", "true"}});
+  EXPECT_EQ(OrderWith(*dedup, radix_), (V{1, 0, 3, 2, 4}));
+  // Its pass matched every request: the scheduler refreshes their prefixes (see PolicyPassTest).
+  EXPECT_TRUE(dfs->matched_prefixes());
+  OrderWith(*dfs, chunk_);
+  EXPECT_FALSE(dfs->matched_prefixes());
 }
 
 TEST_F(PolicyTest, LofRandomFcfs) {
@@ -201,6 +227,53 @@ TEST_F(PolicyTest, PriorityOrderVictimAndPreemption) {
                   {{"low_values_first", "true"}, {"preemption", "false"}});
   EXPECT_EQ(OrderWith(*low, radix_), (V{0, 3, 2, 1}));
   EXPECT_FALSE(low->MayPreempt(incoming, *c));
+}
+
+// A cache-aware pass (lpm here; dfs-weight too) matches every waiting request, and in SGLang
+// that match refreshes the matched nodes' last access. So a request that waits without being
+// admitted keeps its cached prefix warm: LRU eviction takes a prefix nobody touched first.
+// FCFS matches nothing in its pass, so there the waiting request's prefix is simply the oldest.
+TEST(PolicyPassTest, WaitingRequestKeepsItsCachedPrefixWarm) {
+  const V a = testing::Prompt(1, 40), b = testing::Prompt(2, 40), c = testing::Prompt(5, 60);
+  struct Outcome {
+    int32_t a_cached, b_cached, w_hit;
+  };
+  auto run = [&](std::unique_ptr<SchedulePolicy> policy) {
+    SchedulerConfig cfg;
+    cfg.max_total_tokens = 400;
+    cfg.max_running_requests = 8;
+    cfg.max_req_len = 400;
+    cfg.check_invariants_every_iteration = true;
+    testing::Harness h(cfg, /*radix=*/true, {}, std::move(policy));
+    h.Submit(1, a, 1, true);  // cached in this order: a is the least recently used, c the most
+    h.Run();
+    h.Submit(2, b, 1, true);
+    h.Run();
+    h.Submit(3, c, 1, true);
+    h.Run();
+    h.Submit(10, testing::Prompt(3, 20), 250, true);  // a long decode that needs one eviction
+    EXPECT_TRUE(h.sched->Step().ok());
+    h.Submit(11, Cat(c, testing::Prompt(6, 10)), 200, true);  // first in the pass; does not fit yet
+    h.Submit(12, Cat(a, testing::Prompt(4, 10)), 10, true);   // waits behind it, never reached
+    while (!h.out[10].finished) {
+      bool work = false;
+      EXPECT_TRUE(h.sched->Step(&work).ok());
+      if (!work) break;
+    }
+    Outcome o{h.sched->cache().PeekMatchLength(a), h.sched->cache().PeekMatchLength(b), 0};
+    h.Run();
+    o.w_hit = h.out[12].cached_tokens;
+    EXPECT_EQ(h.out[12].tokens, h.Expected(Cat(a, testing::Prompt(4, 10)), 10, true));
+    return o;
+  };
+  const Outcome lpm = run(std::make_unique<LpmPolicy>(128, 32, 32));
+  EXPECT_EQ(lpm.a_cached, 40);  // refreshed by the pass while request 12 waited
+  EXPECT_EQ(lpm.b_cached, 0);   // evicted instead
+  EXPECT_EQ(lpm.w_hit, 40);
+  const Outcome fcfs = run(nullptr);
+  EXPECT_EQ(fcfs.a_cached, 0);
+  EXPECT_EQ(fcfs.b_cached, 40);
+  EXPECT_EQ(fcfs.w_hit, 0);
 }
 
 TEST(Params, ResolveRefusesUnknownAndOutOfRange) {

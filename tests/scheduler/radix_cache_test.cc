@@ -210,6 +210,30 @@ TEST_F(RadixTest, DuplicatePrefillRepointsTheRow) {
   EXPECT_EQ(alloc_->available_size() + cache_->evictable_size(), 256);
 }
 
+// TouchPrefix is the policy pass's match of a waiting request: it refreshes the access time
+// of the nodes a match would walk (a partly matched one too), but splits nothing and counts
+// no hit, so LFU counts do not grow with the number of passes a request waits.
+TEST_F(RadixTest, TouchPrefixRefreshesAccessTimeOnly) {
+  Init(1);
+  Put({1, 2, 3, 4});  // older
+  Put({5, 6, 7, 8});  // newer
+  cache_->TouchPrefix(V{1, 2, 9});
+  EXPECT_EQ(cache_->num_nodes(), 3);  // no split
+  EXPECT_EQ(cache_->Evict(1), 4);     // the untouched leaf goes first
+  EXPECT_EQ(cache_->PeekMatchLength(V{1, 2, 3, 4}), 4);
+  EXPECT_EQ(cache_->PeekMatchLength(V{5, 6, 7, 8}), 0);
+  EXPECT_TRUE(cache_->SelfCheck().ok()) << cache_->SelfCheck().ToString();
+
+  Init(1, EvictionOrder::kLfu);
+  Put({1, 2, 3, 4});
+  Put({5, 6, 7, 8});
+  Match({5, 6, 7, 8});  // one real hit
+  for (int i = 0; i < 3; ++i) cache_->TouchPrefix(V{1, 2, 3, 4});
+  EXPECT_EQ(cache_->Evict(1), 4);  // fewer hits goes first, however often it was touched
+  EXPECT_EQ(cache_->PeekMatchLength(V{1, 2, 3, 4}), 0);
+  EXPECT_EQ(cache_->PeekMatchLength(V{5, 6, 7, 8}), 4);
+}
+
 TEST_F(RadixTest, DfsWeightOrderVisitsHeavierSubtreesFirst) {
   Init(1);
   Put({1, 1, 1, 1});

@@ -205,6 +205,23 @@ CacheNodeRef RadixCache::MatchPrefix(std::span<const int32_t> key, std::vector<i
   return Ref(node);
 }
 
+void RadixCache::TouchPrefix(std::span<const int32_t> key) {
+  if (page_ > 1) key = key.first(key.size() / page_ * page_);
+  const uint64_t now = ++clock_;
+  Node* node = root_;
+  node->last_access = now;
+  while (!key.empty()) {
+    Node* c = node->children.Find(ChildKey(key.data()));
+    if (c == nullptr) break;
+    size_t n = CommonPrefix(c->key, key);
+    if (n == 0) break;
+    c->last_access = now;  // a partly matched node too: splitting it would give both halves this time
+    if (n < c->key.size()) break;
+    node = c;
+    key = key.subspan(n);
+  }
+}
+
 int32_t RadixCache::PeekMatch(std::span<const int32_t> key, CacheNodeRef* out) const {
   if (page_ > 1) key = key.first(key.size() / page_ * page_);
   const Node* node = root_;

@@ -31,6 +31,7 @@ class RadixCache final : public PrefixCache {
   void Attach(const PrefixCacheContext& ctx) override;
 
   CacheNodeRef MatchPrefix(std::span<const int32_t> key, std::vector<int32_t>* slots) override;
+  void TouchPrefix(std::span<const int32_t> key) override;
   int32_t Insert(std::span<const int32_t> key, std::span<const int32_t> slots, int64_t priority) override;
   void CacheFinishedReq(Req& req, bool insert) override;
   void CacheUnfinishedReq(Req& req) override;

@@ -5,6 +5,7 @@
 namespace radixserve::sched {
 
 const RsParamSpec kDfsWeightParams[] = {
+    {"in_batch_dedup", RS_PARAM_BOOL, "false", 0, 0, "move requests whose prefix an earlier one provides to the back"},
     {"in_batch_check_threshold", RS_PARAM_INT, "32", -1, 1e9, "dedup only requests whose cached match <= this; -1 off"},
     {"in_batch_deprioritize_threshold", RS_PARAM_INT, "32", 0, 1e9, "deprioritize when an earlier request shares >= this"},
 };
@@ -13,7 +14,8 @@ const uint32_t kNumDfsWeightParams = sizeof(kDfsWeightParams) / sizeof(kDfsWeigh
 void DfsWeightPolicy::Order(std::span<const Req* const> queue, const PrefixCache& cache,
                             std::vector<int32_t>* order) {
   FcfsOrder(queue.size(), order);
-  if (!cache.shares_prefixes()) return;
+  matched_ = cache.shares_prefixes();
+  if (!matched_) return;
   nodes_.resize(queue.size());
   match_lens_.resize(queue.size());
   for (size_t i = 0; i < queue.size(); ++i) {
@@ -24,6 +26,7 @@ void DfsWeightPolicy::Order(std::span<const Req* const> queue, const PrefixCache
     FcfsOrder(queue.size(), order);
     return;
   }
+  if (!in_batch_dedup_) return;  // SGLang computes the dedup set here but never uses it
   dedup_.Compute(queue, match_lens_, &deprioritized_);
   std::stable_partition(order->begin(), order->end(), [&](int32_t i) { return !deprioritized_[i]; });
 }
@@ -31,7 +34,8 @@ void DfsWeightPolicy::Order(std::span<const Req* const> queue, const PrefixCache
 Result<std::unique_ptr<SchedulePolicy>> MakeDfsWeightPolicy(const Params& p) {
   return std::unique_ptr<SchedulePolicy>(
       new DfsWeightPolicy(static_cast<int32_t>(p.GetInt("in_batch_check_threshold")),
-                          static_cast<int32_t>(p.GetInt("in_batch_deprioritize_threshold"))));
+                          static_cast<int32_t>(p.GetInt("in_batch_deprioritize_threshold")),
+                          p.GetBool("in_batch_dedup")));
 }
 
 }  // namespace radixserve::sched

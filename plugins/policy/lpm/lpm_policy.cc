@@ -17,7 +17,8 @@ const uint32_t kNumLpmParams = sizeof(kLpmParams) / sizeof(kLpmParams[0]);
 void LpmPolicy::Order(std::span<const Req* const> queue, const PrefixCache& cache, std::vector<int32_t>* order) {
   FcfsOrder(queue.size(), order);
   ++orders_;
-  if (!cache.shares_prefixes() || static_cast<int32_t>(queue.size()) > fcfs_cutoff_) {
+  matched_ = cache.shares_prefixes() && static_cast<int32_t>(queue.size()) <= fcfs_cutoff_;
+  if (!matched_) {
     ++fcfs_fallbacks_;
     return;
   }

@@ -26,11 +26,13 @@ class LpmPolicy final : public SchedulePolicy {
   std::string_view name() const override { return "lpm"; }
   void Order(std::span<const Req* const> queue, const PrefixCache& cache, std::vector<int32_t>* order) override;
   std::string StatsJson() const override;
+  bool matched_prefixes() const override { return matched_; }
 
  private:
   // Counters: passes ordered, passes kept in FCFS order (cutoff or no prefix sharing), requests
   // deprioritized by in-batch dedup.
   uint64_t orders_ = 0, fcfs_fallbacks_ = 0, deprioritized_total_ = 0, aged_total_ = 0;
+  bool matched_ = false;  // the last pass matched the queue (no FCFS fallback)
   int32_t fcfs_cutoff_;
   double aging_s_;  // 0: off
   std::vector<uint8_t> aged_;
