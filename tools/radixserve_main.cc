@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "tools/command.h"
+#include "transport/robust_ipc.h"
 
 namespace radixserve::tools {
 std::vector<Command>& CommandList() {
@@ -15,6 +16,9 @@ std::vector<Command>& CommandList() {
 }  // namespace radixserve::tools
 
 int main(int argc, char** argv) {
+  // Before anything else runs: every process of the pipeline recovers shared-memory locks whose
+  // owner was killed (robust_ipc.h); this execs once with the library preloaded.
+  radixserve::transport::ReexecWithRobustIpc(argv);
   google::InitGoogleLogging(argv[0]);
   FLAGS_logtostderr = true;
   CLI::App app{"radixserve: an LLM serving engine with a radix prefix cache"};

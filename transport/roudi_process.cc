@@ -1,5 +1,7 @@
 #include "transport/roudi_process.h"
 
+#include "transport/robust_ipc.h"
+
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
@@ -148,6 +150,10 @@ Status RouDiProcess::Start(const RouDiConfig& config, const std::string& config_
   }
   std::string exe = "iox-roudi";
   if (const char* e = std::getenv("RADIXSERVE_ROUDI"); e && *e) exe = e;
+  std::string preload;
+  if (RobustIpcWanted()) {
+    RS_ASSIGN_OR_RETURN(preload, RobustIpcLibrary());
+  }
   pid_t pid = ::fork();
   if (pid < 0) return Status::IOError(std::string("fork failed: ") + std::strerror(errno));
   if (pid == 0) {
@@ -156,6 +162,9 @@ Status RouDiProcess::Start(const RouDiConfig& config, const std::string& config_
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
     // RouDi is noisy on stdout; keep its warnings and errors on stderr.
+    // Robust shared-memory locks, so that a node killed mid-publish cannot block RouDi for good
+    // (robust_ipc.h); the path was found before the fork.
+    if (!preload.empty()) ::setenv("LD_PRELOAD", preload.c_str(), 1);
     int devnull = ::open("/dev/null", O_WRONLY);
     if (devnull >= 0) ::dup2(devnull, STDOUT_FILENO);
     ::execlp(exe.c_str(), exe.c_str(), "-c", config_path.c_str(), "-l", "warning", static_cast<char*>(nullptr));

@@ -50,8 +50,8 @@ class RouDiProcess {
   RouDiProcess& operator=(const RouDiProcess&) = delete;
   ~RouDiProcess() { Stop(); }
 
-  // Writes `config` to `config_path`, starts `iox-roudi` (found on PATH, or RADIXSERVE_ROUDI) and
-  // waits until it accepts clients. FailedPrecondition when another RouDi is already running.
+  // Writes `config` to `config_path`, starts `iox-roudi` (found on PATH, or RADIXSERVE_ROUDI) with
+  // the robust-IPC library preloaded (robust_ipc.h) and waits until it accepts clients. FailedPrecondition when another RouDi is already running.
   Status Start(const RouDiConfig& config, const std::string& config_path,
                std::chrono::milliseconds timeout = std::chrono::seconds(10));
   // SIGTERM, wait, SIGKILL after a grace period; removes what a killed RouDi leaves in /dev/shm.

@@ -367,7 +367,7 @@ Result<std::string> ApiNode::Admin(const std::string& method, const std::string&
     auto now = Clock::now();
     std::lock_guard<std::mutex> l(nodes_mu_);
     for (const auto& [n, s] : nodes_)
-      nodes[n] = {{"state", s.state}, {"ready", s.ready},
+      nodes[n] = {{"state", s.state}, {"ready", s.ready}, {"pid", s.pid},
                   {"last_seen_s", std::chrono::duration<double>(now - s.when).count()}};
     return nlohmann::json{{"nodes", nodes}}.dump();
   }

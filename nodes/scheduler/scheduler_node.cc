@@ -52,6 +52,8 @@ SchedulerNode::SchedulerNode(NodeContext ctx) : Node(std::move(ctx)) {
   p.DeclareString("cache_params", "", "cache plugin parameters: name=value,name=value", {}, true);
   p.DeclareString("plugin_dirs", "", "colon-separated plugin directories (default: next to the libraries)", {}, true);
   p.DeclareInt("page_size", 1, 1, 256, "KV page size in tokens", true);
+  p.DeclareDouble("worker_wait_s", 30.0, 0.0, 3600.0,
+                  "how long requests wait for a worker to (re)connect before their batches fail");
   p.DeclareInt("max_total_tokens", 16384, 64, int64_t(1) << 32, "KV slots (must match the worker's kv_slots)", true);
   p.DeclareInt("max_running_requests", 256, 1, 65536, "requests decoding at once", true);
   p.DeclareInt("max_prefill_tokens", 8192, 16, 1 << 24, "prompt tokens per prefill batch", true);
@@ -175,7 +177,21 @@ void SchedulerNode::Loop() {
     DrainRequests();
     DrainControl();
     if (worker_->TakeWorkerLost()) HandleWorkerLoss();
-    worker_connected_.store(worker_->WorkerConnected());  // read by Ready() from the status thread
+    const bool connected = worker_->WorkerConnected();
+    worker_connected_.store(connected);  // read by Ready() from the status thread
+    // No worker (it died and its successor has not subscribed yet): hold the requests instead of
+    // failing each batch at once; past worker_wait_s without one, steps run again and fail with
+    // "the worker is gone", so that no request waits forever.
+    if (connected) {
+      worker_absent_since_.reset();
+    } else if (!scheduler_->idle()) {
+      const auto now = std::chrono::steady_clock::now();
+      if (!worker_absent_since_) worker_absent_since_ = now;
+      if (now - *worker_absent_since_ < std::chrono::duration<double>(params().GetDouble("worker_wait_s"))) {
+        waiter_->Wait(std::chrono::milliseconds(10));
+        continue;
+      }
+    }
     bool did_work = false;
     Status s = scheduler_->Step(&did_work);
     if (!s.ok()) {

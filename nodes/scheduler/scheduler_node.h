@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -73,6 +74,7 @@ class SchedulerNode : public Node {
   std::thread thread_;
   std::atomic<bool> running_{false};
   std::atomic<bool> worker_connected_{false};
+  std::optional<std::chrono::steady_clock::time_point> worker_absent_since_;  // loop thread only
 
   std::mutex rid_mu_;  // the sink runs on the scheduler thread, History on the worker thread
   std::unordered_map<uint64_t, RidInfo> rids_;
