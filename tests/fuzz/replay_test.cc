@@ -39,7 +39,17 @@ int ReplayDirectory(const std::string& dir) {
   return static_cast<int>(files.size());
 }
 
-TEST(FuzzReplay, Regressions) { ReplayDirectory(FUZZ_REGRESSION_DIR); }
+#if FUZZ_HAS_REGRESSIONS
+TEST(FuzzReplay, Regressions) {
+  EXPECT_GT(ReplayDirectory(FUZZ_REGRESSION_DIR), 0) << "no regression inputs in " << FUZZ_REGRESSION_DIR;
+}
+#else
+TEST(FuzzReplay, NoRegressionsFolder) {
+  // An unlisted folder would never be replayed: list the target in fuzz/targets.cmake.
+  EXPECT_FALSE(fs::exists(FUZZ_REGRESSION_DIR))
+      << FUZZ_REGRESSION_DIR << " exists: add the target to RADIXSERVE_FUZZ_REGRESSION_TARGETS";
+}
+#endif
 
 TEST(FuzzReplay, SeedCorpus) {
   // Every target keeps a seed corpus; an empty one means the replay would test nothing.
