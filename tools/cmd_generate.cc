@@ -11,6 +11,7 @@
 #include "core/builtin_model/builtin_model.h"
 #include "core/gguf/gguf_reader.h"
 #include "core/model/llama_model.h"
+#include "kernels/cpu/cpu_features.h"
 #include "core/sampling/sampler.h"
 #include "core/tokenizer/tokenizer.h"
 #include "tools/command.h"
@@ -56,6 +57,7 @@ int RunGenerate(GenerateOptions o) {
     std::fprintf(stderr, "generate: --kv-type must be f32 or f16, got '%s'\n", o.kv_type.c_str());
     return 2;
   }
+  std::fprintf(stderr, "generate: %s\n", kernels::SystemInfo().c_str());
   model::ModelOptions mo;
   mo.num_threads = o.threads;
   mo.kv_type = o.kv_type == "f16" ? model::KvType::kF16 : model::KvType::kF32;

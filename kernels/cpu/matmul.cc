@@ -1,9 +1,8 @@
 #include "kernels/cpu/matmul.h"
 
-#include <cblas.h>
-
 #include <algorithm>
 
+#include "kernels/cpu/blas.h"
 #include "kernels/cpu/convert.h"
 #include "kernels/cpu/matmul_stream.h"
 #include "kernels/cpu/q8_0.h"
@@ -49,7 +48,7 @@ void* MatMulScratch::Quantized(int64_t bytes) {
   return quantized_.get();
 }
 
-void SetBlasThreads(int n) { openblas_set_num_threads(n); }
+void SetBlasThreads(int n) { GetBlas().SetThreads(n); }
 
 void DequantizeRows(const WeightView& w, int64_t row_begin, int64_t row_end, float* out) {
   for (int64_t r = row_begin; r < row_end; ++r) {
@@ -121,9 +120,8 @@ void MatMulShared(std::span<const MatMulOutput> outputs, const float* x, int64_t
       DequantizeRows(w, r0, r1, tile);
       wt = tile;
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(n), static_cast<int>(r1 - r0),
-                static_cast<int>(cols), 1.0f, x, static_cast<int>(cols), wt, static_cast<int>(cols), 0.0f,
-                y + r0, static_cast<int>(rows));
+    GetBlas().SgemmNT(static_cast<int>(n), static_cast<int>(r1 - r0), static_cast<int>(cols), x, wt, y + r0,
+                      static_cast<int>(rows));
   });
 }
 

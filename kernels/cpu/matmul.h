@@ -4,7 +4,7 @@
 // Small batches (decode) stream each weight row once and dot it against all
 // n activation rows with SIMD (Q8_0: activations quantised to Q8_0, int8 dot).
 // Large batches (prefill) convert a tile of weight rows to F32 and call
-// OpenBLAS sgemm per tile; F32 weights go to sgemm directly. Work is split
+// OpenBLAS sgemm per tile (blas.h); F32 weights go to sgemm directly. Work is split
 // over the ThreadPool by row tiles; OpenBLAS itself runs single-threaded
 // inside each task so that no second set of threads competes for the cores.
 //

@@ -1,5 +1,7 @@
 #include "nodes/scheduler/scheduler_node.h"
 
+#include "kernels/cpu/cpu_features.h"
+
 #include <glog/logging.h>
 
 #include <nlohmann/json.hpp>
@@ -550,6 +552,9 @@ std::string SchedulerNode::ServerInfoJson() const {
                     {"cache", std::string(scheduler_->cache().name())},
                     {"parameters", params().Snapshot()},
                     {"stats", nlohmann::json::parse(StatsJson())}};
+  // The machine's CPU features and the kernels and GEMM core type a worker here runs with (the
+  // worker logs the same line at start-up; the choice depends only on the CPU).
+  j["system_info"] = kernels::SystemInfo();
   return j.dump();
 }
 

@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 
 #include "core/model/llama_model.h"
+#include "kernels/cpu/cpu_features.h"
 #include "nodes/component.h"
 #include "transport/messages.h"
 
@@ -26,6 +27,8 @@ Status WorkerNode::OnConfigure() {
   std::shared_ptr<const gguf::GgufFile> shared(std::move(file));
   model::ModelOptions mo;
   mo.num_threads = static_cast<int>(params().GetInt("threads"));
+  // What runs the model on this machine: CPU features, kernel set, GEMM library and its core type.
+  LOG(INFO) << name() << ": " << kernels::SystemInfo();
   RS_ASSIGN_OR_RETURN(auto model, model::LlamaModel::Load(shared, mo));
   int32_t ctx = model->config().context_length;
   std::shared_ptr<model::LlamaModel> m(std::move(model));

@@ -20,6 +20,7 @@
 
 #include "core/gguf/gguf_reader.h"
 #include "core/model/llama_model.h"
+#include "kernels/cpu/cpu_features.h"
 #include "core/modelgen/model_generator.h"
 
 namespace {
@@ -64,6 +65,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  std::printf("%s\n", kernels::SystemInfo().c_str());
   std::printf("| type | threads | kv | prefill %d tok/s |", prefill);
   for (const auto& c : Split(cached))
     for (const auto& b : Split(batches)) std::printf(" decode b=%s c=%s |", b.c_str(), c.c_str());

@@ -1,0 +1,115 @@
+#include "kernels/cpu/cpu_features.h"
+
+#include <cpuid.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/cpu/blas.h"
+#include "kernels/cpu/simd.h"
+
+namespace radixserve::kernels {
+namespace {
+
+struct Regs {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+};
+
+Regs CpuId(unsigned leaf, unsigned sub = 0) {
+  Regs r;
+  __cpuid_count(leaf, sub, r.a, r.b, r.c, r.d);
+  return r;
+}
+
+bool Bit(unsigned v, int bit) { return (v >> bit) & 1u; }
+
+uint64_t Xcr0() {
+  uint32_t lo = 0, hi = 0;
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  return (static_cast<uint64_t>(hi) << 32) | lo;
+}
+
+CpuFeatures Detect() {
+  CpuFeatures f;
+  Regs v = CpuId(0);
+  const unsigned max_leaf = v.a;
+  char vendor[13] = {};
+  std::memcpy(vendor, &v.b, 4);
+  std::memcpy(vendor + 4, &v.d, 4);
+  std::memcpy(vendor + 8, &v.c, 4);
+  f.vendor = vendor;
+  Regs l1 = CpuId(1);
+  const unsigned base_family = (l1.a >> 8) & 0xf, base_model = (l1.a >> 4) & 0xf;
+  f.family = static_cast<int>(base_family == 0xf ? base_family + ((l1.a >> 20) & 0xff) : base_family);
+  f.model = static_cast<int>(base_family == 0x6 || base_family == 0xf ? (((l1.a >> 16) & 0xf) << 4) | base_model
+                                                                      : base_model);
+  // The OS must save the registers: YMM (XCR0 bits 1-2), ZMM (5-7), AMX tiles (17-18).
+  const bool osxsave = Bit(l1.c, 27);
+  const uint64_t xcr0 = osxsave ? Xcr0() : 0;
+  const bool os_avx = (xcr0 & 0x6) == 0x6;
+  const bool os_avx512 = os_avx && (xcr0 & 0xe0) == 0xe0;
+  const bool os_amx = (xcr0 & 0x60000) == 0x60000;
+  f.fma = os_avx && Bit(l1.c, 12);
+  f.f16c = os_avx && Bit(l1.c, 29);
+  if (max_leaf >= 7) {
+    Regs l7 = CpuId(7, 0);
+    Regs l7s1 = CpuId(7, 1);
+    f.avx2 = os_avx && Bit(l7.b, 5);
+    f.avx512f = os_avx512 && Bit(l7.b, 16);
+    f.avx512dq = os_avx512 && Bit(l7.b, 17);
+    f.avx512bw = os_avx512 && Bit(l7.b, 30);
+    f.avx512vl = os_avx512 && Bit(l7.b, 31);
+    f.avx512_vnni = os_avx512 && Bit(l7.c, 11);
+    f.avx512_fp16 = os_avx512 && Bit(l7.d, 23);
+    f.avx512_bf16 = os_avx512 && Bit(l7s1.a, 5);
+    f.amx_bf16 = os_amx && Bit(l7.d, 22);
+    f.amx_tile = os_amx && Bit(l7.d, 24);
+    f.amx_int8 = os_amx && Bit(l7.d, 25);
+  }
+  if (CpuId(0x80000000).a >= 0x80000004) {
+    char brand[49] = {};
+    for (unsigned i = 0; i < 3; ++i) {
+      Regs r = CpuId(0x80000002 + i);
+      std::memcpy(brand + 16 * i, &r, 16);
+    }
+    f.brand = brand;
+    while (!f.brand.empty() && f.brand.back() == ' ') f.brand.pop_back();
+    while (!f.brand.empty() && f.brand.front() == ' ') f.brand.erase(f.brand.begin());
+  }
+  return f;
+}
+
+}  // namespace
+
+const CpuFeatures& DetectCpu() {
+  static const CpuFeatures features = Detect();
+  return features;
+}
+
+const char* CompiledKernelSet() {
+#if RS_HAVE_AVX512_VNNI
+  return "avx512-vnni";
+#elif RS_HAVE_AVX512
+  return "avx512";
+#elif RS_HAVE_AVX2
+  return "avx2";
+#else
+  return "scalar";
+#endif
+}
+
+std::string SystemInfo() {
+  const CpuFeatures& f = DetectCpu();
+  auto flag = [](const char* name, bool on) { return std::string(" | ") + name + " = " + (on ? "1" : "0"); };
+  std::string s = "cpu: " + (f.brand.empty() ? std::string("unknown") : f.brand) + " (" + f.vendor + " family " +
+                  std::to_string(f.family) + " model " + std::to_string(f.model) + ")";
+  s += flag("AVX2", f.avx2) + flag("FMA", f.fma) + flag("F16C", f.f16c) + flag("AVX512", f.avx512()) +
+       flag("AVX512_VNNI", f.avx512_vnni) + flag("AVX512_BF16", f.avx512_bf16) + flag("AVX512_FP16", f.avx512_fp16) +
+       flag("AMX_INT8", f.amx_int8) + flag("AMX_BF16", f.amx_bf16);
+  s += std::string(" | kernels: ") + CompiledKernelSet();
+  if (f.avx512() && !RS_HAVE_AVX512) s += " (the CPU has AVX-512; this build does not use it)";
+  s += " | gemm: " + GetBlas().Describe();
+  return s;
+}
+
+}  // namespace radixserve::kernels

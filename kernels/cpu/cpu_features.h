@@ -1,0 +1,31 @@
+// What the CPU this process runs on offers, read once with CPUID and XGETBV (an instruction set
+// counts only when the OS saves its registers too), and the one-line summary that workers log at
+// start-up and server info shows (llama.cpp's system_info line is the model). Thread-safe.
+#pragma once
+
+#include <string>
+
+namespace radixserve::kernels {
+
+struct CpuFeatures {
+  std::string vendor;  // "GenuineIntel", "AuthenticAMD", ...
+  std::string brand;   // the processor brand string
+  int family = 0, model = 0;
+  bool avx2 = false, fma = false, f16c = false;
+  bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false;
+  bool avx512_vnni = false, avx512_bf16 = false, avx512_fp16 = false;
+  bool amx_tile = false, amx_int8 = false, amx_bf16 = false;
+  // AVX-512 F/BW/VL/DQ together: what the AVX-512 kernels need.
+  bool avx512() const { return avx512f && avx512bw && avx512vl && avx512dq; }
+};
+
+// Read on first use.
+const CpuFeatures& DetectCpu();
+
+// The kernel set this build compiled in ("scalar", "avx2", "avx512", "avx512-vnni").
+const char* CompiledKernelSet();
+
+// "cpu: <brand> (<vendor> family F model M) | AVX2 = 1 | ... | kernels: K | gemm: G".
+std::string SystemInfo();
+
+}  // namespace radixserve::kernels

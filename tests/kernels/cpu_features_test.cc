@@ -1,0 +1,111 @@
+// CPU feature detection agrees with what the kernel reports in /proc/cpuinfo, the OpenBLAS core
+// type follows the feature flags (never the model number), and OpenBLAS runs the chosen core.
+#include "kernels/cpu/cpu_features.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "kernels/cpu/blas.h"
+
+namespace radixserve::kernels {
+namespace {
+
+std::set<std::string> ProcCpuFlags() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("flags", 0) != 0) continue;
+    std::istringstream words(line.substr(line.find(':') + 1));
+    std::set<std::string> flags;
+    for (std::string w; words >> w;) flags.insert(w);
+    return flags;
+  }
+  return {};
+}
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+TEST(CpuFeatures, AgreeWithProcCpuinfo) {
+  const std::set<std::string> flags = ProcCpuFlags();
+  ASSERT_FALSE(flags.empty()) << "no flags line in /proc/cpuinfo";
+  const CpuFeatures& f = DetectCpu();
+  auto has = [&](const char* name) { return flags.count(name) > 0; };
+  EXPECT_EQ(f.avx2, has("avx2"));
+  EXPECT_EQ(f.fma, has("fma"));
+  EXPECT_EQ(f.f16c, has("f16c"));
+  EXPECT_EQ(f.avx512f, has("avx512f"));
+  EXPECT_EQ(f.avx512bw, has("avx512bw"));
+  EXPECT_EQ(f.avx512vl, has("avx512vl"));
+  EXPECT_EQ(f.avx512dq, has("avx512dq"));
+  EXPECT_EQ(f.avx512_vnni, has("avx512_vnni"));
+  EXPECT_EQ(f.avx512_bf16, has("avx512_bf16"));
+  EXPECT_EQ(f.avx512_fp16, has("avx512_fp16"));
+  EXPECT_EQ(f.amx_tile, has("amx_tile"));
+  EXPECT_EQ(f.amx_int8, has("amx_int8"));
+  EXPECT_EQ(f.amx_bf16, has("amx_bf16"));
+  EXPECT_FALSE(f.vendor.empty());
+}
+
+CpuFeatures Avx2Only(const char* vendor) {
+  CpuFeatures f;
+  f.vendor = vendor;
+  f.avx2 = f.fma = f.f16c = true;
+  return f;
+}
+CpuFeatures WithAvx512(CpuFeatures f) {
+  f.avx512f = f.avx512bw = f.avx512vl = f.avx512dq = f.avx512_vnni = true;
+  return f;
+}
+
+TEST(BlasCoreType, FollowsTheFeatureFlags) {
+  EXPECT_EQ(BlasCoreTypeFor(CpuFeatures{}), "");  // nothing known: OpenBLAS decides
+  EXPECT_EQ(BlasCoreTypeFor(Avx2Only("GenuineIntel")), "HASWELL");
+  EXPECT_EQ(BlasCoreTypeFor(Avx2Only("AuthenticAMD")), "ZEN");  // Zen 2/3
+  CpuFeatures icelake = WithAvx512(Avx2Only("GenuineIntel"));
+  icelake.model = 106;
+  EXPECT_EQ(BlasCoreTypeFor(icelake), "SKYLAKEX");
+  CpuFeatures zen4 = WithAvx512(Avx2Only("AuthenticAMD"));
+  zen4.avx512_bf16 = true;
+  EXPECT_EQ(BlasCoreTypeFor(zen4), "COOPERLAKE");
+  // A model number OpenBLAS 0.3.21 does not know (Emerald Rapids): still the AVX-512 kernels.
+  CpuFeatures emerald = WithAvx512(Avx2Only("GenuineIntel"));
+  emerald.model = 207;
+  emerald.avx512_bf16 = emerald.avx512_fp16 = emerald.amx_tile = emerald.amx_int8 = emerald.amx_bf16 = true;
+  EXPECT_EQ(BlasCoreTypeFor(emerald), "COOPERLAKE");
+  CpuFeatures half = Avx2Only("GenuineIntel");
+  half.avx512f = true;  // AVX-512F alone is not what the AVX-512 kernels need
+  EXPECT_EQ(BlasCoreTypeFor(half), "HASWELL");
+}
+
+TEST(Blas, RunsTheCoreTypeChosenForThisCpu) {
+  const char* user = std::getenv("OPENBLAS_CORETYPE");  // the user's choice wins over ours
+  const std::string want = user && *user ? std::string(user) : BlasCoreTypeFor(DetectCpu());
+  const Blas& blas = GetBlas();
+  EXPECT_FALSE(blas.core().empty());
+  if (!want.empty()) {
+    EXPECT_EQ(Lower(blas.core()), Lower(want)) << blas.Describe();
+  }
+  const std::string info = SystemInfo();
+  EXPECT_NE(info.find("gemm: OpenBLAS"), std::string::npos) << info;
+  EXPECT_NE(info.find(std::string("kernels: ") + CompiledKernelSet()), std::string::npos) << info;
+  // A small product through the loaded library: C = A * B^T.
+  const float a[2 * 3] = {1, 2, 3, 4, 5, 6}, b[2 * 3] = {1, 0, 1, 0, 1, 0};
+  float c[4] = {};
+  blas.SgemmNT(2, 2, 3, a, b, c, 2);
+  EXPECT_EQ(c[0], 4.0f);
+  EXPECT_EQ(c[1], 2.0f);
+  EXPECT_EQ(c[2], 10.0f);
+  EXPECT_EQ(c[3], 5.0f);
+}
+
+}  // namespace
+}  // namespace radixserve::kernels
