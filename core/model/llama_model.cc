@@ -6,6 +6,7 @@
 
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/convert.h"
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/q8_0.h"
 #include "kernels/cpu/vec_ops.h"
 
@@ -95,6 +96,7 @@ Result<std::unique_ptr<LlamaModel>> LlamaModel::Load(std::shared_ptr<const gguf:
   if (!file) return Status::InvalidArgument("LlamaModel::Load: no GGUF file");
   if (options.num_threads < 1 || options.num_threads > 256)
     return Status::InvalidArgument("num_threads must be in [1, 256], got " + std::to_string(options.num_threads));
+  RS_RETURN_IF_ERROR(kernels::CheckCpuRunsThisBuild());
   auto m = std::unique_ptr<LlamaModel>(new LlamaModel());
   m->file_ = std::move(file);
   m->kv_type_ = options.kv_type;

@@ -98,6 +98,20 @@ const char* CompiledKernelSet() {
 #endif
 }
 
+Status CheckCpuRunsThisBuild(const CpuFeatures& f) {
+  std::string missing;
+  auto need = [&](bool compiled, bool present, const char* name) {
+    if (compiled && !present) missing += std::string(missing.empty() ? "" : ", ") + name;
+  };
+  need(RS_HAVE_AVX2, f.avx2 && f.fma && f.f16c, "AVX2/FMA/F16C");
+  need(RS_HAVE_AVX512, f.avx512(), "AVX-512 F/BW/VL/DQ");
+  need(RS_HAVE_AVX512_VNNI, f.avx512_vnni, "AVX-512 VNNI");
+  if (missing.empty()) return Status::Ok();
+  return Status::Unsupported(std::string("this build's kernels (") + CompiledKernelSet() + ") need " + missing +
+                             ", which this CPU (" + f.brand + ") lacks: build with -DRADIXSERVE_NATIVE=OFF "
+                             "(AVX2 baseline) or on this machine");
+}
+
 std::string SystemInfo() {
   const CpuFeatures& f = DetectCpu();
   auto flag = [](const char* name, bool on) { return std::string(" | ") + name + " = " + (on ? "1" : "0"); };

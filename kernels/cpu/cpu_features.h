@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "core/util/status.h"
+
 namespace radixserve::kernels {
 
 struct CpuFeatures {
@@ -24,6 +26,10 @@ const CpuFeatures& DetectCpu();
 
 // The kernel set this build compiled in ("scalar", "avx2", "avx512", "avx512-vnni").
 const char* CompiledKernelSet();
+
+// Unsupported, naming what is missing, when a CPU with `f` lacks an instruction set the build's
+// own kernels were compiled for (they would die of SIGILL).
+Status CheckCpuRunsThisBuild(const CpuFeatures& f = DetectCpu());
 
 // "cpu: <brand> (<vendor> family F model M) | AVX2 = 1 | ... | kernels: K | gemm: G".
 std::string SystemInfo();

@@ -86,6 +86,19 @@ TEST(BlasCoreType, FollowsTheFeatureFlags) {
   EXPECT_EQ(BlasCoreTypeFor(half), "HASWELL");
 }
 
+TEST(CpuFeatures, ThisBuildRunsHereAndSaysWhatAnOlderCpuLacks) {
+  EXPECT_TRUE(CheckCpuRunsThisBuild().ok()) << CheckCpuRunsThisBuild().ToString();
+  const Status old = CheckCpuRunsThisBuild(CpuFeatures{});  // a CPU without AVX2
+  if (std::string(CompiledKernelSet()) == "scalar") {
+    EXPECT_TRUE(old.ok());
+  } else {
+    ASSERT_FALSE(old.ok());
+    EXPECT_EQ(old.code(), StatusCode::kUnsupported);
+    EXPECT_NE(old.message().find("AVX2"), std::string::npos) << old.message();
+    EXPECT_NE(old.message().find("RADIXSERVE_NATIVE=OFF"), std::string::npos) << old.message();
+  }
+}
+
 TEST(Blas, RunsTheCoreTypeChosenForThisCpu) {
   const char* user = std::getenv("OPENBLAS_CORETYPE");  // the user's choice wins over ours
   const std::string want = user && *user ? std::string(user) : BlasCoreTypeFor(DetectCpu());

@@ -10,6 +10,7 @@
 
 #include "transport/channel.h"
 #include "transport/message_layout.h"
+#include "tests/transport/own_roudi_main.h"
 #include "transport/roudi_process.h"
 
 namespace radixserve::transport {
@@ -133,27 +134,5 @@ TEST(Channel, RejectsBadTopics) {
 // RouDi sends SIGTERM to every process still registered when it stops, so the tests, which
 // register, run in a child process that exits (and deregisters) before this parent stops RouDi.
 int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  using namespace radixserve::transport;
-  if (!WaitUntilNoRouDi(std::chrono::seconds(120))) {
-    std::fprintf(stderr, "another RouDi kept running\n");
-    return 1;
-  }
-  RouDiProcess roudi;
-  std::string cfg = (std::filesystem::temp_directory_path() / "radixserve_channel_test_roudi.toml").string();
-  radixserve::Status s = roudi.Start(PipelineRouDiConfig(1 << 20), cfg);
-  if (!s.ok()) {
-    std::fprintf(stderr, "cannot start RouDi: %s\n", s.ToString().c_str());
-    return 1;
-  }
-  pid_t child = fork();
-  if (child == 0) std::exit(RUN_ALL_TESTS());
-  int status = 0;
-  waitpid(child, &status, 0);
-  roudi.Stop();
-  if (RouDiRunning()) {
-    std::fprintf(stderr, "RouDi still running after Stop()\n");
-    return 1;
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+  return radixserve::transport::RunTestsWithOwnRouDi(argc, argv, "radixserve_channel_test_roudi.toml", 1 << 20);
 }

@@ -19,6 +19,7 @@
 #include "transport/channel.h"
 #include "transport/message_layout.h"
 #include "transport/robust_ipc.h"
+#include "tests/transport/own_roudi_main.h"
 #include "transport/roudi_process.h"
 
 namespace radixserve::transport {
@@ -100,22 +101,5 @@ TEST(RouDiRobustness, SuccessorRegistersAfterAPublisherIsKilledMidPublish) {
 int main(int argc, char** argv) {
   using namespace radixserve::transport;
   if (argc == 3 && std::string(argv[1]) == "--publisher") RunPublisher(argv[2]);
-  ::testing::InitGoogleTest(&argc, argv);
-  if (!WaitUntilNoRouDi(std::chrono::seconds(120))) {
-    std::fprintf(stderr, "another RouDi kept running\n");
-    return 1;
-  }
-  RouDiProcess roudi;
-  std::string cfg = (std::filesystem::temp_directory_path() / "radixserve_roudi_robustness_test.toml").string();
-  radixserve::Status s = roudi.Start(PipelineRouDiConfig(1 << 16), cfg);
-  if (!s.ok()) {
-    std::fprintf(stderr, "cannot start RouDi: %s\n", s.ToString().c_str());
-    return 1;
-  }
-  pid_t child = fork();
-  if (child == 0) std::exit(RUN_ALL_TESTS());
-  int status = 0;
-  waitpid(child, &status, 0);
-  roudi.Stop();
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+  return RunTestsWithOwnRouDi(argc, argv, "radixserve_roudi_robustness_test.toml", 1 << 16);
 }

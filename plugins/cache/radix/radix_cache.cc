@@ -181,7 +181,8 @@ void RadixCache::FreeSlots(std::span<const int32_t> slots) {
 
 // ---- public operations -------------------------------------------------------------
 
-CacheNodeRef RadixCache::MatchPrefix(std::span<const int32_t> key, std::vector<int32_t>* slots) {
+template <typename Visit>
+RadixCache::Node* RadixCache::TouchPath(std::span<const int32_t> key, Visit&& visit) {
   if (page_ > 1) key = key.first(key.size() / page_ * page_);
   const uint64_t now = ++clock_;
   Node* node = root_;
@@ -191,35 +192,28 @@ CacheNodeRef RadixCache::MatchPrefix(std::span<const int32_t> key, std::vector<i
     if (c == nullptr) break;
     size_t n = CommonPrefix(c->key, key);
     if (n == 0) break;  // first-page hash collision
-    c->last_access = now;
-    ++c->hit_count;
-    if (n < c->key.size()) {
-      Node* mid = Split(c, n);
-      slots->insert(slots->end(), mid->value.begin(), mid->value.end());
-      return Ref(mid);
-    }
-    slots->insert(slots->end(), c->value.begin(), c->value.end());
+    c->last_access = now;  // a partly matched node too
+    if (!visit(c, n)) break;
     node = c;
     key = key.subspan(n);
   }
-  return Ref(node);
+  return node;
+}
+
+CacheNodeRef RadixCache::MatchPrefix(std::span<const int32_t> key, std::vector<int32_t>* slots) {
+  Node* split = nullptr;
+  Node* last = TouchPath(key, [&](Node* c, size_t n) {
+    ++c->hit_count;
+    Node* matched = n < c->key.size() ? split = Split(c, n) : c;
+    slots->insert(slots->end(), matched->value.begin(), matched->value.end());
+    return split == nullptr;
+  });
+  return Ref(split != nullptr ? split : last);
 }
 
 void RadixCache::TouchPrefix(std::span<const int32_t> key) {
-  if (page_ > 1) key = key.first(key.size() / page_ * page_);
-  const uint64_t now = ++clock_;
-  Node* node = root_;
-  node->last_access = now;
-  while (!key.empty()) {
-    Node* c = node->children.Find(ChildKey(key.data()));
-    if (c == nullptr) break;
-    size_t n = CommonPrefix(c->key, key);
-    if (n == 0) break;
-    c->last_access = now;  // a partly matched node too: splitting it would give both halves this time
-    if (n < c->key.size()) break;
-    node = c;
-    key = key.subspan(n);
-  }
+  // No split and no hit: only the access times change (splitting would give both halves this time).
+  TouchPath(key, [](Node* c, size_t n) { return n == c->key.size(); });
 }
 
 int32_t RadixCache::PeekMatch(std::span<const int32_t> key, CacheNodeRef* out) const {

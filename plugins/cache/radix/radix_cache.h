@@ -86,6 +86,11 @@ class RadixCache final : public PrefixCache {
   Node* NewNode();
   void ReleaseNode(Node* n);
   Node* Split(Node* c, size_t n);
+  // Follows `key` down from the root, giving the root and every child it enters one new access
+  // time; visit(child, matched tokens) returns false to stop at that child. Returns the last node
+  // fully matched (where a stopped walk stopped: its parent).
+  template <typename Visit>
+  Node* TouchPath(std::span<const int32_t> key, Visit&& visit);
   void UpdateLeaf(Node* n);
   std::pair<int64_t, int64_t> EvictKey(const Node* n) const;
   void FreeSlots(std::span<const int32_t> slots);

@@ -1,0 +1,46 @@
+// The main() of a transport test that needs a RouDi of its own: waits until no other RouDi runs,
+// starts one (with the robust-IPC preload, as radixserve does), runs the tests in a child process
+// that registers with it, then stops it and checks it is gone.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "transport/roudi_process.h"
+
+namespace radixserve::transport {
+
+inline int RunTestsWithOwnRouDi(int argc, char** argv, const std::string& config_name, uint32_t max_message_bytes) {
+  ::testing::InitGoogleTest(&argc, argv);
+  if (!WaitUntilNoRouDi(std::chrono::seconds(120))) {
+    std::fprintf(stderr, "another RouDi kept running\n");
+    return 1;
+  }
+  RouDiProcess roudi;
+  const std::string cfg = (std::filesystem::temp_directory_path() / config_name).string();
+  Status s = roudi.Start(PipelineRouDiConfig(max_message_bytes), cfg);
+  if (!s.ok()) {
+    std::fprintf(stderr, "cannot start RouDi: %s\n", s.ToString().c_str());
+    return 1;
+  }
+  pid_t child = fork();
+  if (child == 0) std::exit(RUN_ALL_TESTS());
+  int status = 0;
+  waitpid(child, &status, 0);
+  roudi.Stop();
+  if (RouDiRunning()) {
+    std::fprintf(stderr, "RouDi still running after Stop()\n");
+    return 1;
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+}  // namespace radixserve::transport
