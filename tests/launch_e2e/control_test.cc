@@ -157,6 +157,18 @@ bool CounterGrows(const char* counter, int64_t above) {
   return WaitFor([&] { return Counter(SchedulerInfo(), counter) > above; }, std::chrono::seconds(60));
 }
 
+// The worker names its CPU features, kernels and GEMM core at start-up, and server info says the same.
+TEST(LaunchControl, WorkerLogsAndServerInfoShowTheKernelsChosen) {
+  HttpReply r = Get(Port(), "/get_server_info");
+  ASSERT_EQ(r.status, 200) << r.body;
+  ASSERT_TRUE(r.json.contains("system_info")) << r.body;
+  const std::string info = r.json["system_info"].get<std::string>();
+  for (const char* part : {"cpu: ", "AVX2 = ", "AMX_INT8 = ", "kernels: ", "gemm: OpenBLAS"})
+    EXPECT_NE(info.find(part), std::string::npos) << part << " missing in " << info;
+  const std::string log = g_env->launcher().Output();
+  EXPECT_NE(log.find("worker: " + info), std::string::npos) << "the worker did not log the same line:\n" << log;
+}
+
 TEST(LaunchControl, PolicySwapUnderLoadLosesNoRequest) {
   ASSERT_EQ(Policy(), "lpm");
   const std::vector<std::string> prompts = SharedPrefixPrompts();
