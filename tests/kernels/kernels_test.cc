@@ -60,6 +60,8 @@ TEST(Convert, RowConversionsMatchScalar) {
     for (int i = 0; i < n; ++i) {
       EXPECT_EQ(h[i], Fp32ToFp16(x[i]));
       EXPECT_EQ(y[i], ry[i]);
+      // F16 keeps 11 significant bits: round-to-nearest is within 2^-11 ~ 4.9e-4 relative; 1e-7 for
+      // subnormal halves (their step is 2^-24 ~ 6e-8).
       EXPECT_NEAR(y[i], x[i], std::abs(x[i]) * 1e-3f + 1e-7f);
     }
     ConvertBf16ToF32(b.data(), y.data(), n);
@@ -79,6 +81,9 @@ TEST(VecOps, DotsMatchReference) {
     std::vector<uint16_t> h(n), bf(n);
     ConvertF32ToF16(a.data(), h.data(), n);
     ConvertF32ToBf16(a.data(), bf.data(), n);
+    // F32 dot products of length n summed in another order (SIMD lanes vs one accumulator): the
+    // rounding errors of the two orders grow like sqrt(n) * u * sum|a*b| for random signs (u = 2^-24,
+    // |a*b| <= 1 here); 1e-4 * sqrt(n) is far above that, and the 1e-5 covers n = 1.
     const float tol = 1e-4f * std::sqrt(static_cast<float>(n)) + 1e-5f;
     EXPECT_NEAR(DotF32(a.data(), b.data(), n), ref::DotF32(a.data(), b.data(), n), tol) << n;
     EXPECT_NEAR(DotF16F32(h.data(), b.data(), n), ref::DotF16F32(h.data(), b.data(), n), tol) << n;
@@ -91,25 +96,32 @@ TEST(VecOps, RmsNormSiluSoftmaxMatchReference) {
     std::vector<float> x = Random(n, 3 + n, 2.0f), w = Random(n, 4 + n), y(n), ry(n);
     RmsNorm(x.data(), w.data(), 1e-5f, y.data(), n);
     ref::RmsNorm(x.data(), w.data(), 1e-5f, ry.data(), n);
+    // The sum of squares is accumulated in another order. Its rounding errors have random signs, so
+    // the scale differs by about sqrt(n)*u relative (u = 2^-24; 4e-6 at n = 4096; n*u only if every
+    // error had the same sign): 1e-5 relative, plus 1e-5 absolute near zero.
     for (int i = 0; i < n; ++i) EXPECT_NEAR(y[i], ry[i], 1e-5f * (1 + std::abs(ry[i])));
     std::vector<float> g = Random(n, 5 + n, 4.0f), u = Random(n, 6 + n);
     SiluMul(g.data(), u.data(), y.data(), n);
     ref::SiluMul(g.data(), u.data(), ry.data(), n);
+    // Elementwise: the SIMD exp() polynomial is a few ulp from std::exp, and one division and
+    // multiply add an ulp each: 1e-5 relative is ~80 ulp, plus 1e-5 absolute near zero.
     for (int i = 0; i < n; ++i) EXPECT_NEAR(y[i], ry[i], 1e-5f * (1 + std::abs(ry[i])));
     std::vector<float> s = Random(n, 7 + n, 5.0f), rs = s;
     Softmax(s.data(), n);
     ref::Softmax(rs.data(), n);
     double sum = 0;
     for (int i = 0; i < n; ++i) {
+      // exp() in SIMD (a polynomial, a few ulp) against std::exp, and the normalising sum in
+      // another order: 1e-5 relative; 1e-6 absolute for the smallest probabilities.
       EXPECT_NEAR(s[i], rs[i], 1e-6f + 1e-5f * rs[i]);
       sum += s[i];
     }
-    EXPECT_NEAR(sum, 1.0, 1e-5);
+    EXPECT_NEAR(sum, 1.0, 1e-5);  // n values each within their own rounding of the normalisation
   }
   // SiLU saturates cleanly at large magnitudes.
   std::vector<float> g = {-100.0f, 100.0f, 0.0f, -88.0f, 89.0f, 0.0f, 0.0f, 0.0f}, u(8, 1.0f), y(8);
   SiluMul(g.data(), u.data(), y.data(), 8);
-  EXPECT_NEAR(y[0], 0.0f, 1e-30f);
+  EXPECT_NEAR(y[0], 0.0f, 1e-30f);  // silu(-100) = -100 / (1 + e^100) ~ -3.7e-42: below F32's normal range
   EXPECT_FLOAT_EQ(y[1], 100.0f);
   EXPECT_FLOAT_EQ(y[2], 0.0f);
   EXPECT_TRUE(std::isfinite(y[3]) && std::isfinite(y[4]));
@@ -123,6 +135,7 @@ TEST(VecOps, RopeRotatesAdjacentPairsOnly) {
   for (int h = 0; h < heads; ++h) {
     const float* o = orig.data() + h * hd;
     const float* v = x.data() + h * hd;
+    // One multiply-add of values below 1: at most a couple of ulp (2^-23 ~ 1.2e-7) apart with FMA.
     EXPECT_NEAR(v[0], o[0] * cs[0] - o[1] * cs[1], 1e-6f);
     EXPECT_NEAR(v[1], o[0] * cs[1] + o[1] * cs[0], 1e-6f);
     EXPECT_NEAR(v[2], o[2] * cs[2] - o[3] * cs[3], 1e-6f);
@@ -144,6 +157,8 @@ TEST(Q8_0, QuantizeMatchesReferenceAndRoundTrips) {
     for (int b = 0; b < blocks; ++b) {
       float amax = 0;
       for (int i = 0; i < 32; ++i) amax = std::max(amax, std::abs(x[b * 32 + i]));
+      // Q8_0 steps are amax/127: rounding is within half a step (0.51 for the scale's own F16
+      // rounding), and the F16 scale is off by up to 2^-11 relative (1e-3 * amax covers it).
       for (int i = 0; i < 32; ++i) EXPECT_NEAR(y[b * 32 + i], x[b * 32 + i], amax / 127 * 0.51f + 1e-3f * amax);
     }
   }
@@ -163,6 +178,8 @@ TEST(Q8_0, DotMatchesReferenceExactlyUpToFloatOrder) {
     QuantizeRowQ8_0(a.data(), qa.data(), n);
     QuantizeRowQ8_0(b.data(), qb.data(), n);
     const float want = ref::DotQ8_0(qa.data(), qb.data(), n);
+    // Both sum exact int8 products per block; only the F32 sum of the per-block scaled sums differs in
+    // order (blocks <= a few hundred, u = 2^-24): 1e-4 relative.
     EXPECT_NEAR(DotQ8_0(qa.data(), qb.data(), n), want, 1e-4f * (1 + std::abs(want))) << blocks;
     // And it approximates the float dot.
     EXPECT_NEAR(want, ref::DotF32(a.data(), b.data(), n), 0.05f * std::sqrt(float(n)) + 0.02f * std::abs(want));
@@ -208,6 +225,10 @@ TEST_P(MatMulTest, MatchesDoubleReferenceOnDequantizedWeights) {
         want += double(deq[r * cols + k]) * x[t * cols + k];
         mag += std::abs(double(deq[r * cols + k]) * x[t * cols + k]);
       }
+      // Against a float64 sum of the dequantised weights: F32 accumulation in any order is within
+      // cols * u * mag (cols <= 768: 4.6e-5 worst case, sqrt(cols)*u ~ 1.7e-6 typical), so 1e-5 * mag;
+      // with x quantised to Q8_0 each activation moves by up to 1/254 of its block's largest value,
+      // so the error is bounded by about mag / 254 per block-sum plus the scale's F16 rounding: 0.02 * mag.
       const double tol = quantized_x ? 0.02 * mag : 1e-5 * mag + 1e-6;
       ASSERT_NEAR(y[t * rows + r], want, tol) << "token " << t << " row " << r;
     }
@@ -239,6 +260,8 @@ TEST_P(AttentionTest, MatchesReferenceOverScatteredSlots) {
     std::vector<float> scores(group * n_keys), out(group * hd), rout(group * hd);
     AttendSlots(q.data(), group, view, 1, slots.data(), n_keys, hd, 0.25f, scores.data(), out.data());
     ref::AttendSlots(q.data(), group, view, 1, slots.data(), n_keys, hd, 0.25f, scores.data(), rout.data());
+    // Same inputs (the F16 keys/values are widened exactly); scores, softmax and the weighted sum of
+    // values below 1 in another order: within a few hundred ulp of 1, so 1e-5 absolute.
     for (int i = 0; i < group * hd; ++i) EXPECT_NEAR(out[i], rout[i], 1e-5f) << "f16 " << f16;
     // One key: the output is that key's value.
     AttendSlots(q.data(), group, view, 0, slots.data(), 1, hd, 0.25f, scores.data(), out.data());
