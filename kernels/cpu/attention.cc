@@ -8,34 +8,10 @@
 #include "kernels/cpu/vec_ops.h"
 
 namespace radixserve::kernels {
+RS_KERNELS_BEGIN
 
-namespace {
-// Element d of a K or V row, whatever the storage type.
-inline float KvAt(const void* base, const KvLayerView& kv, int64_t slot, int64_t off) {
-  const int64_t i = slot * kv.slot_stride + off;
-  return kv.f16 ? Fp16ToFp32(static_cast<const uint16_t*>(base)[i]) : static_cast<const float*>(base)[i];
-}
-}  // namespace
 
-namespace ref {
-void AttendSlots(const float* q, int group, const KvLayerView& kv, int kv_head, const int32_t* slots,
-                 int64_t n_keys, int head_dim, float scale, float* scores, float* out) {
-  const int64_t head_off = static_cast<int64_t>(kv_head) * head_dim;
-  for (int g = 0; g < group; ++g) {
-    float* s = scores + g * n_keys;
-    for (int64_t j = 0; j < n_keys; ++j) {
-      double dot = 0.0;
-      for (int d = 0; d < head_dim; ++d) dot += double(q[g * head_dim + d]) * KvAt(kv.k, kv, slots[j], head_off + d);
-      s[j] = static_cast<float>(dot) * scale;
-    }
-    ref::Softmax(s, n_keys);
-    float* o = out + g * head_dim;
-    std::fill(o, o + head_dim, 0.0f);
-    for (int64_t j = 0; j < n_keys; ++j)
-      for (int d = 0; d < head_dim; ++d) o[d] += s[j] * KvAt(kv.v, kv, slots[j], head_off + d);
-  }
-}
-}  // namespace ref
+
 
 #if RS_HAVE_AVX512
 namespace {
@@ -144,4 +120,5 @@ void AttendSlots(const float* q, int group, const KvLayerView& kv, int kv_head, 
   }
 }
 
+RS_KERNELS_END
 }  // namespace radixserve::kernels

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "kernels/cpu/kernel_set.h"
+
 namespace radixserve::kernels {
 
 struct KvLayerView {
@@ -14,11 +16,14 @@ struct KvLayerView {
   bool f16 = false;           // elements are F16 (else F32)
 };
 
+RS_KERNELS_BEGIN
 // For `group` query heads that share kv head `kv_head`: q is [group][head_dim]
 // (heads contiguous), keys are slots[0..n_keys). Writes out[group][head_dim].
 // scores must hold group * n_keys floats.
 void AttendSlots(const float* q, int group, const KvLayerView& kv, int kv_head, const int32_t* slots,
                  int64_t n_keys, int head_dim, float scale, float* scores, float* out);
+
+RS_KERNELS_END
 
 namespace ref {
 void AttendSlots(const float* q, int group, const KvLayerView& kv, int kv_head, const int32_t* slots,

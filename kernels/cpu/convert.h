@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/cpu/kernel_set.h"
+
 #if defined(__F16C__)
 #include <immintrin.h>
 #endif
@@ -37,11 +39,14 @@ inline uint16_t Fp32ToBf16(float f) {
   return static_cast<uint16_t>(bits >> 16);
 }
 
+RS_KERNELS_BEGIN
 // Row conversions, SIMD where available.
 void ConvertF16ToF32(const uint16_t* src, float* dst, int64_t n);
 void ConvertF32ToF16(const float* src, uint16_t* dst, int64_t n);
 void ConvertBf16ToF32(const uint16_t* src, float* dst, int64_t n);
 void ConvertF32ToBf16(const float* src, uint16_t* dst, int64_t n);
+
+RS_KERNELS_END
 
 namespace ref {  // scalar references, used by tests
 void ConvertF16ToF32(const uint16_t* src, float* dst, int64_t n);

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "kernels/cpu/blas.h"
+#include "kernels/cpu/kernel_set.h"
 #include "kernels/cpu/simd.h"
 
 namespace radixserve::kernels {
@@ -86,7 +87,7 @@ const CpuFeatures& DetectCpu() {
   return features;
 }
 
-const char* CompiledKernelSet() {
+const char* BuildTarget() {
 #if RS_HAVE_AVX512_VNNI
   return "avx512-vnni";
 #elif RS_HAVE_AVX512
@@ -107,7 +108,7 @@ Status CheckCpuRunsThisBuild(const CpuFeatures& f) {
   need(RS_HAVE_AVX512, f.avx512(), "AVX-512 F/BW/VL/DQ");
   need(RS_HAVE_AVX512_VNNI, f.avx512_vnni, "AVX-512 VNNI");
   if (missing.empty()) return Status::Ok();
-  return Status::Unsupported(std::string("this build's kernels (") + CompiledKernelSet() + ") need " + missing +
+  return Status::Unsupported(std::string("this build (") + BuildTarget() + ") needs " + missing +
                              ", which this CPU (" + f.brand + ") lacks: build with -DRADIXSERVE_NATIVE=OFF "
                              "(AVX2 baseline) or on this machine");
 }
@@ -120,8 +121,8 @@ std::string SystemInfo() {
   s += flag("AVX2", f.avx2) + flag("FMA", f.fma) + flag("F16C", f.f16c) + flag("AVX512", f.avx512()) +
        flag("AVX512_VNNI", f.avx512_vnni) + flag("AVX512_BF16", f.avx512_bf16) + flag("AVX512_FP16", f.avx512_fp16) +
        flag("AMX_INT8", f.amx_int8) + flag("AMX_BF16", f.amx_bf16);
-  s += std::string(" | kernels: ") + CompiledKernelSet();
-  if (f.avx512() && !RS_HAVE_AVX512) s += " (the CPU has AVX-512; this build does not use it)";
+  s += std::string(" | kernels: ") + ActiveKernelSet() + " (of " + std::to_string(RunnableKernelSets().size()) +
+       " this CPU runs; build " + BuildTarget() + ")";
   s += " | gemm: " + GetBlas().Describe();
   return s;
 }

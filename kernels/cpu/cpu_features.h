@@ -24,14 +24,15 @@ struct CpuFeatures {
 // Read on first use.
 const CpuFeatures& DetectCpu();
 
-// The kernel set this build compiled in ("scalar", "avx2", "avx512", "avx512-vnni").
-const char* CompiledKernelSet();
+// What the build's compiler flags target outside the kernel sets ("avx2" for the portable build,
+// the build machine's widest for -march=native): the CPU must offer it (CheckCpuRunsThisBuild).
+const char* BuildTarget();
 
 // Unsupported, naming what is missing, when a CPU with `f` lacks an instruction set the build's
-// own kernels were compiled for (they would die of SIGILL).
+// flags allow the compiler to use (its code would die of SIGILL).
 Status CheckCpuRunsThisBuild(const CpuFeatures& f = DetectCpu());
 
-// "cpu: <brand> (<vendor> family F model M) | AVX2 = 1 | ... | kernels: K | gemm: G".
+// "cpu: <brand> (<vendor> family F model M) | AVX2 = 1 | ... | kernels: K (...) | gemm: G".
 std::string SystemInfo();
 
 }  // namespace radixserve::kernels

@@ -21,16 +21,6 @@ const uint8_t* RowPtr(const WeightView& w, int64_t r) {
 
 }  // namespace
 
-int64_t WeightView::row_bytes() const {
-  switch (type) {
-    case WeightType::kF32: return cols * 4;
-    case WeightType::kF16:
-    case WeightType::kBF16: return cols * 2;
-    case WeightType::kQ8_0: return cols / kQ8BlockSize * static_cast<int64_t>(sizeof(BlockQ8_0));
-  }
-  return 0;
-}
-
 float* MatMulScratch::ThreadTile(int thread, int64_t floats) {
   Buffer& b = per_thread_[thread];
   if (b.size < floats) {

@@ -16,6 +16,7 @@
 #include <span>
 #include <vector>
 
+#include "kernels/cpu/q8_0.h"
 #include "kernels/cpu/thread_pool.h"
 
 namespace radixserve::kernels {
@@ -27,7 +28,15 @@ struct WeightView {
   const void* data = nullptr;  // rows * row_bytes() bytes
   int64_t rows = 0;
   int64_t cols = 0;
-  int64_t row_bytes() const;
+  int64_t row_bytes() const {
+    switch (type) {
+      case WeightType::kF32: return cols * 4;
+      case WeightType::kF16:
+      case WeightType::kBF16: return cols * 2;
+      case WeightType::kQ8_0: return cols / kQ8BlockSize * static_cast<int64_t>(sizeof(BlockQ8_0));
+    }
+    return 0;
+  }
 };
 
 // Reused buffers of MatMul (grow on demand; no allocation once warm).

@@ -4,7 +4,9 @@
 #include "kernels/cpu/simd.h"
 #include "kernels/cpu/vec_ops.h"
 
-namespace radixserve::kernels::internal {
+namespace radixserve::kernels {
+RS_KERNELS_BEGIN
+namespace internal {
 namespace {
 
 const uint8_t* Row(const WeightView& w, int64_t r) { return static_cast<const uint8_t*>(w.data) + r * w.row_bytes(); }
@@ -206,4 +208,6 @@ void StreamRows(const WeightView& w, const float* x, const BlockQ8_0* xq, int64_
   StreamRowsGeneric(w, x, xq, n, r0, r1, y);
 }
 
-}  // namespace radixserve::kernels::internal
+}  // namespace internal
+RS_KERNELS_END
+}  // namespace radixserve::kernels

@@ -6,30 +6,9 @@
 #include "kernels/cpu/simd.h"
 
 namespace radixserve::kernels {
+RS_KERNELS_BEGIN
 
-namespace ref {
-void QuantizeRowQ8_0(const float* x, BlockQ8_0* y, int64_t n) {
-  for (int64_t b = 0; b < n / kQ8BlockSize; ++b) {
-    const float* xb = x + b * kQ8BlockSize;
-    float amax = 0.0f;
-    for (int i = 0; i < kQ8BlockSize; ++i) amax = std::fmax(amax, std::fabs(xb[i]));
-    const float d = amax / 127.0f;
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    y[b].d = Fp32ToFp16(d);
-    for (int i = 0; i < kQ8BlockSize; ++i) y[b].qs[i] = static_cast<int8_t>(std::nearbyint(xb[i] * id));
-  }
-}
 
-float DotQ8_0(const BlockQ8_0* a, const BlockQ8_0* b, int64_t n) {
-  float sum = 0.0f;
-  for (int64_t k = 0; k < n / kQ8BlockSize; ++k) {
-    int32_t acc = 0;
-    for (int i = 0; i < kQ8BlockSize; ++i) acc += int32_t{a[k].qs[i]} * int32_t{b[k].qs[i]};
-    sum += Fp16ToFp32(a[k].d) * Fp16ToFp32(b[k].d) * static_cast<float>(acc);
-  }
-  return sum;
-}
-}  // namespace ref
 
 void QuantizeRowQ8_0(const float* x, BlockQ8_0* y, int64_t n) {
 #if RS_HAVE_AVX2
@@ -113,4 +92,5 @@ float DotQ8_0(const BlockQ8_0* a, const BlockQ8_0* b, int64_t n) {
 #endif
 }
 
+RS_KERNELS_END
 }  // namespace radixserve::kernels

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "kernels/cpu/kernel_set.h"
+
 namespace radixserve::kernels {
 
 inline constexpr int kQ8BlockSize = 32;
@@ -16,11 +18,14 @@ struct BlockQ8_0 {
 };
 static_assert(sizeof(BlockQ8_0) == 34, "Q8_0 block must be 34 bytes as in GGUF");
 
+RS_KERNELS_BEGIN
 // n must be a multiple of 32.
 void QuantizeRowQ8_0(const float* x, BlockQ8_0* y, int64_t n);
 void DequantizeRowQ8_0(const BlockQ8_0* x, float* y, int64_t n);
 // Sum over n values of a[i]*b[i], both Q8_0 (n multiple of 32).
 float DotQ8_0(const BlockQ8_0* a, const BlockQ8_0* b, int64_t n);
+
+RS_KERNELS_END
 
 namespace ref {
 void QuantizeRowQ8_0(const float* x, BlockQ8_0* y, int64_t n);

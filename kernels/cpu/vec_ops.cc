@@ -6,55 +6,9 @@
 #include "kernels/cpu/simd.h"
 
 namespace radixserve::kernels {
+RS_KERNELS_BEGIN
 
-namespace ref {
-float DotF32(const float* a, const float* b, int64_t n) {
-  double s = 0.0;
-  for (int64_t i = 0; i < n; ++i) s += static_cast<double>(a[i]) * b[i];
-  return static_cast<float>(s);
-}
-float DotF16F32(const uint16_t* w, const float* x, int64_t n) {
-  double s = 0.0;
-  for (int64_t i = 0; i < n; ++i) s += static_cast<double>(Fp16ToFp32Portable(w[i])) * x[i];
-  return static_cast<float>(s);
-}
-float DotBf16F32(const uint16_t* w, const float* x, int64_t n) {
-  double s = 0.0;
-  for (int64_t i = 0; i < n; ++i) s += static_cast<double>(Bf16ToFp32(w[i])) * x[i];
-  return static_cast<float>(s);
-}
-void RmsNorm(const float* x, const float* w, float eps, float* y, int64_t n) {
-  double ss = 0.0;
-  for (int64_t i = 0; i < n; ++i) ss += static_cast<double>(x[i]) * x[i];
-  const float scale = static_cast<float>(1.0 / std::sqrt(ss / n + eps));
-  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * scale * w[i];
-}
-void SiluMul(const float* gate, const float* up, float* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
-}
-void Softmax(float* x, int64_t n) {
-  float mx = -INFINITY;
-  for (int64_t i = 0; i < n; ++i) mx = std::fmax(mx, x[i]);
-  double sum = 0.0;
-  for (int64_t i = 0; i < n; ++i) {
-    x[i] = std::exp(x[i] - mx);
-    sum += x[i];
-  }
-  const float inv = static_cast<float>(1.0 / sum);
-  for (int64_t i = 0; i < n; ++i) x[i] *= inv;
-}
-void RopeNorm(float* x, int num_heads, int head_dim, int rot_dim, const float* cos_sin) {
-  for (int h = 0; h < num_heads; ++h) {
-    float* v = x + static_cast<int64_t>(h) * head_dim;
-    for (int i = 0; i < rot_dim / 2; ++i) {
-      const float c = cos_sin[2 * i], s = cos_sin[2 * i + 1];
-      const float a = v[2 * i], b = v[2 * i + 1];
-      v[2 * i] = a * c - b * s;
-      v[2 * i + 1] = a * s + b * c;
-    }
-  }
-}
-}  // namespace ref
+
 
 #if RS_HAVE_AVX512
 namespace {
@@ -239,4 +193,5 @@ void RopeNorm(float* x, int num_heads, int head_dim, int rot_dim, const float* c
   ref::RopeNorm(x, num_heads, head_dim, rot_dim, cos_sin);  // tiny: the scalar loop vectorises well enough
 }
 
+RS_KERNELS_END
 }  // namespace radixserve::kernels

@@ -5,7 +5,10 @@
 
 #include <cstdint>
 
+#include "kernels/cpu/kernel_set.h"
+
 namespace radixserve::kernels {
+RS_KERNELS_BEGIN
 
 float DotF32(const float* a, const float* b, int64_t n);
 // w holds n F16 (or BF16) values, x n floats.
@@ -24,6 +27,8 @@ void Softmax(float* x, int64_t n);
 // i < rot_dim/2, are rotated by angle with cos_sin[2i] = cos, cos_sin[2i+1] = sin.
 // Dimensions past rot_dim are left as they are.
 void RopeNorm(float* x, int num_heads, int head_dim, int rot_dim, const float* cos_sin);
+
+RS_KERNELS_END
 
 namespace ref {
 float DotF32(const float* a, const float* b, int64_t n);

@@ -11,8 +11,10 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "kernels/cpu/blas.h"
+#include "kernels/cpu/kernel_set.h"
 
 namespace radixserve::kernels {
 namespace {
@@ -89,7 +91,7 @@ TEST(BlasCoreType, FollowsTheFeatureFlags) {
 TEST(CpuFeatures, ThisBuildRunsHereAndSaysWhatAnOlderCpuLacks) {
   EXPECT_TRUE(CheckCpuRunsThisBuild().ok()) << CheckCpuRunsThisBuild().ToString();
   const Status old = CheckCpuRunsThisBuild(CpuFeatures{});  // a CPU without AVX2
-  if (std::string(CompiledKernelSet()) == "scalar") {
+  if (std::string(BuildTarget()) == "scalar") {
     EXPECT_TRUE(old.ok());
   } else {
     ASSERT_FALSE(old.ok());
@@ -109,7 +111,7 @@ TEST(Blas, RunsTheCoreTypeChosenForThisCpu) {
   }
   const std::string info = SystemInfo();
   EXPECT_NE(info.find("gemm: OpenBLAS"), std::string::npos) << info;
-  EXPECT_NE(info.find(std::string("kernels: ") + CompiledKernelSet()), std::string::npos) << info;
+  EXPECT_NE(info.find(std::string("kernels: ") + ActiveKernelSet()), std::string::npos) << info;
   // A small product through the loaded library: C = A * B^T.
   const float a[2 * 3] = {1, 2, 3, 4, 5, 6}, b[2 * 3] = {1, 0, 1, 0, 1, 0};
   float c[4] = {};
@@ -118,6 +120,27 @@ TEST(Blas, RunsTheCoreTypeChosenForThisCpu) {
   EXPECT_EQ(c[1], 2.0f);
   EXPECT_EQ(c[2], 10.0f);
   EXPECT_EQ(c[3], 5.0f);
+}
+
+TEST(KernelSets, TheBestSetThisCpuRunsIsChosenAndLowerOnesCanBe) {
+  const std::vector<std::string> all = KernelSetNames();
+  ASSERT_EQ(all, (std::vector<std::string>{"scalar", "avx2", "avx512", "avx512-vnni"}));
+  const std::vector<std::string> runnable = RunnableKernelSets();
+  ASSERT_FALSE(runnable.empty());
+  EXPECT_EQ(runnable.front(), "scalar");  // the portable fallback runs anywhere
+  const CpuFeatures& f = DetectCpu();
+  const bool avx2 = f.avx2 && f.fma && f.f16c;
+  EXPECT_EQ(std::count(runnable.begin(), runnable.end(), "avx2"), avx2 ? 1 : 0);
+  EXPECT_EQ(std::count(runnable.begin(), runnable.end(), "avx512"), avx2 && f.avx512() ? 1 : 0);
+  EXPECT_EQ(std::count(runnable.begin(), runnable.end(), "avx512-vnni"), avx2 && f.avx512() && f.avx512_vnni ? 1 : 0);
+  const char* forced = std::getenv("RADIXSERVE_KERNELS");
+  EXPECT_EQ(ActiveKernelSet(), forced && *forced ? std::string(forced) : runnable.back());
+  const std::string before = ActiveKernelSet();
+  EXPECT_EQ(UseKernelSet("sse9").code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ActiveKernelSet(), before);
+  ASSERT_TRUE(UseKernelSet("scalar").ok());
+  EXPECT_STREQ(ActiveKernelSet(), "scalar");
+  ASSERT_TRUE(UseKernelSet(before).ok());
 }
 
 }  // namespace

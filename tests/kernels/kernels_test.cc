@@ -5,12 +5,14 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <vector>
 
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/convert.h"
+#include "kernels/cpu/kernel_set.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/q8_0.h"
 #include "kernels/cpu/thread_pool.h"
@@ -29,6 +31,15 @@ std::vector<float> Random(size_t n, uint32_t seed, float scale = 1.0f) {
 
 // Lengths that exercise SIMD bodies and scalar tails.
 const int kLengths[] = {1, 7, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 768, 1000};
+
+// ctest runs this program once per kernel set (RADIXSERVE_KERNELS): the set asked for must be the
+// one under test, not a silent fall-back to another.
+TEST(KernelSet, IsTheOneAskedFor) {
+  const char* want = std::getenv("RADIXSERVE_KERNELS");
+  if (want != nullptr && *want) {
+    EXPECT_STREQ(ActiveKernelSet(), want);
+  }
+}
 
 TEST(Convert, F16RoundTripAndSpecialValues) {
   for (uint32_t h = 0; h < 65536; ++h) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <numeric>
 #include <nlohmann/json.hpp>
@@ -12,6 +13,7 @@
 #include "core/gguf/gguf_reader.h"
 #include "core/model/llama_model.h"
 #include "core/tokenizer/tokenizer.h"
+#include "kernels/cpu/kernel_set.h"
 
 namespace radixserve::model {
 namespace {
@@ -49,6 +51,15 @@ class GoldenTest : public ::testing::TestWithParam<std::tuple<int, KvType>> {
 };
 LlamaModel* GoldenTest::model_ = nullptr;
 nlohmann::json* GoldenTest::golden_ = nullptr;
+
+// ctest also runs this program with the scalar and AVX2 kernel sets (RADIXSERVE_KERNELS): the set
+// asked for must be the one that produced the tokens.
+TEST(GoldenKernelSet, IsTheOneAskedFor) {
+  const char* want = std::getenv("RADIXSERVE_KERNELS");
+  if (want != nullptr && *want) {
+    EXPECT_STREQ(kernels::ActiveKernelSet(), want);
+  }
+}
 
 TEST_P(GoldenTest, GreedyCompletionMatchesLlamaCpp) {
   ASSERT_NE(model_, nullptr);

@@ -1,0 +1,144 @@
+// The kernel functions everyone calls: each forwards to the active kernel set (kernel_set.h).
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+
+#include "kernels/cpu/attention.h"
+#include "kernels/cpu/convert.h"
+#include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/kernel_set.h"
+#include "kernels/cpu/matmul_stream.h"
+#include "kernels/cpu/q8_0.h"
+#include "kernels/cpu/vec_ops.h"
+
+extern "C" const radixserve::kernels::KernelTable* radixserve_kernels_scalar();
+extern "C" const radixserve::kernels::KernelTable* radixserve_kernels_avx2();
+extern "C" const radixserve::kernels::KernelTable* radixserve_kernels_avx512();
+extern "C" const radixserve::kernels::KernelTable* radixserve_kernels_avx512_vnni();
+
+namespace radixserve::kernels {
+namespace {
+
+struct KernelSet {
+  const KernelTable* table;
+  bool (*runs)(const CpuFeatures&);
+};
+
+// Best last.
+const KernelSet* Sets(size_t* n) {
+  static const KernelSet sets[] = {
+      {radixserve_kernels_scalar(), [](const CpuFeatures&) { return true; }},
+      {radixserve_kernels_avx2(), [](const CpuFeatures& f) { return f.avx2 && f.fma && f.f16c; }},
+      {radixserve_kernels_avx512(), [](const CpuFeatures& f) { return f.avx2 && f.fma && f.f16c && f.avx512(); }},
+      {radixserve_kernels_avx512_vnni(),
+       [](const CpuFeatures& f) { return f.avx2 && f.fma && f.f16c && f.avx512() && f.avx512_vnni; }},
+  };
+  *n = sizeof(sets) / sizeof(sets[0]);
+  return sets;
+}
+
+std::atomic<const KernelTable*> g_active{nullptr};
+std::once_flag g_choose;
+
+const KernelTable* Find(std::string_view name, Status* status) {
+  size_t n = 0;
+  const KernelSet* sets = Sets(&n);
+  for (size_t i = 0; i < n; ++i) {
+    if (name != sets[i].table->name) continue;
+    if (!sets[i].runs(DetectCpu())) {
+      *status = Status::Unsupported("kernel set '" + std::string(name) + "' needs instructions this CPU lacks");
+      return nullptr;
+    }
+    *status = Status::Ok();
+    return sets[i].table;
+  }
+  *status = Status::InvalidArgument("unknown kernel set '" + std::string(name) + "' (scalar, avx2, avx512, avx512-vnni)");
+  return nullptr;
+}
+
+void Choose() {
+  size_t n = 0;
+  const KernelSet* sets = Sets(&n);
+  const KernelTable* best = sets[0].table;
+  for (size_t i = 0; i < n; ++i)
+    if (sets[i].runs(DetectCpu())) best = sets[i].table;
+  if (const char* want = std::getenv("RADIXSERVE_KERNELS"); want && *want) {
+    Status s;
+    if (const KernelTable* t = Find(want, &s)) {
+      best = t;
+    } else {
+      std::fprintf(stderr, "radixserve: RADIXSERVE_KERNELS=%s: %s; using %s\n", want, s.message().c_str(), best->name);
+    }
+  }
+  g_active.store(best, std::memory_order_release);
+}
+
+inline const KernelTable& K() {
+  const KernelTable* t = g_active.load(std::memory_order_acquire);
+  if (t == nullptr) [[unlikely]] {
+    std::call_once(g_choose, Choose);
+    t = g_active.load(std::memory_order_acquire);
+  }
+  return *t;
+}
+
+}  // namespace
+
+std::vector<std::string> KernelSetNames() {
+  size_t n = 0;
+  const KernelSet* sets = Sets(&n);
+  std::vector<std::string> names;
+  for (size_t i = 0; i < n; ++i) names.push_back(sets[i].table->name);
+  return names;
+}
+
+std::vector<std::string> RunnableKernelSets() {
+  size_t n = 0;
+  const KernelSet* sets = Sets(&n);
+  std::vector<std::string> names;
+  for (size_t i = 0; i < n; ++i)
+    if (sets[i].runs(DetectCpu())) names.push_back(sets[i].table->name);
+  return names;
+}
+
+const char* ActiveKernelSet() { return K().name; }
+
+Status UseKernelSet(std::string_view name) {
+  K();  // the first choice is made (and RADIXSERVE_KERNELS read) before this one replaces it
+  Status s;
+  const KernelTable* t = Find(name, &s);
+  if (t != nullptr) g_active.store(t, std::memory_order_release);
+  return s;
+}
+
+float DotF32(const float* a, const float* b, int64_t n) { return K().dot_f32(a, b, n); }
+float DotF16F32(const uint16_t* w, const float* x, int64_t n) { return K().dot_f16_f32(w, x, n); }
+float DotBf16F32(const uint16_t* w, const float* x, int64_t n) { return K().dot_bf16_f32(w, x, n); }
+void Axpy(float a, const float* x, float* y, int64_t n) { K().axpy(a, x, y, n); }
+void RmsNorm(const float* x, const float* w, float eps, float* y, int64_t n) { K().rms_norm(x, w, eps, y, n); }
+void SiluMul(const float* gate, const float* up, float* out, int64_t n) { K().silu_mul(gate, up, out, n); }
+void Softmax(float* x, int64_t n) { K().softmax(x, n); }
+void RopeNorm(float* x, int num_heads, int head_dim, int rot_dim, const float* cos_sin) {
+  K().rope_norm(x, num_heads, head_dim, rot_dim, cos_sin);
+}
+void QuantizeRowQ8_0(const float* x, BlockQ8_0* y, int64_t n) { K().quantize_row_q8_0(x, y, n); }
+void DequantizeRowQ8_0(const BlockQ8_0* x, float* y, int64_t n) { K().dequantize_row_q8_0(x, y, n); }
+float DotQ8_0(const BlockQ8_0* a, const BlockQ8_0* b, int64_t n) { return K().dot_q8_0(a, b, n); }
+void AttendSlots(const float* q, int group, const KvLayerView& kv, int kv_head, const int32_t* slots, int64_t n_keys,
+                 int head_dim, float scale, float* scores, float* out) {
+  K().attend_slots(q, group, kv, kv_head, slots, n_keys, head_dim, scale, scores, out);
+}
+void ConvertF16ToF32(const uint16_t* src, float* dst, int64_t n) { K().convert_f16_to_f32(src, dst, n); }
+void ConvertF32ToF16(const float* src, uint16_t* dst, int64_t n) { K().convert_f32_to_f16(src, dst, n); }
+void ConvertBf16ToF32(const uint16_t* src, float* dst, int64_t n) { K().convert_bf16_to_f32(src, dst, n); }
+void ConvertF32ToBf16(const float* src, uint16_t* dst, int64_t n) { K().convert_f32_to_bf16(src, dst, n); }
+
+namespace internal {
+void StreamRows(const WeightView& w, const float* x, const BlockQ8_0* xq, int64_t n, int64_t r0, int64_t r1,
+                float* y) {
+  K().stream_rows(w, x, xq, n, r0, r1, y);
+}
+}  // namespace internal
+
+}  // namespace radixserve::kernels

@@ -1,0 +1,66 @@
+// Kernel sets: the engine's own SIMD kernels (dot products, norms, attention, Q8_0, the decode
+// matmul rows, conversions) are compiled once per instruction set into their own libraries
+// (libradixserve_kernels_{scalar,avx2,avx512,avx512_vnni}.so), and the set this CPU runs best is
+// chosen at run time from its feature flags, so that one build serves every x86-64 CPU.
+// RADIXSERVE_KERNELS=<set> chooses a lower one (to compare or test them).
+//
+// Inside a set's library the kernel headers declare its functions in namespace
+// radixserve::kernels::<RS_KERNEL_ISA> (RS_KERNELS_BEGIN/END); everywhere else they declare the
+// dispatching functions of radixserve::kernels. Thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/util/status.h"
+
+#if defined(RS_KERNEL_ISA)
+#define RS_KERNELS_BEGIN namespace RS_KERNEL_ISA {
+#define RS_KERNELS_END }
+#else
+#define RS_KERNELS_BEGIN
+#define RS_KERNELS_END
+#endif
+
+namespace radixserve::kernels {
+
+struct BlockQ8_0;
+struct KvLayerView;
+struct WeightView;
+
+// One set's entry points, in the order of the kernel headers.
+struct KernelTable {
+  const char* name;
+  float (*dot_f32)(const float*, const float*, int64_t);
+  float (*dot_f16_f32)(const uint16_t*, const float*, int64_t);
+  float (*dot_bf16_f32)(const uint16_t*, const float*, int64_t);
+  void (*axpy)(float, const float*, float*, int64_t);
+  void (*rms_norm)(const float*, const float*, float, float*, int64_t);
+  void (*silu_mul)(const float*, const float*, float*, int64_t);
+  void (*softmax)(float*, int64_t);
+  void (*rope_norm)(float*, int, int, int, const float*);
+  void (*quantize_row_q8_0)(const float*, BlockQ8_0*, int64_t);
+  void (*dequantize_row_q8_0)(const BlockQ8_0*, float*, int64_t);
+  float (*dot_q8_0)(const BlockQ8_0*, const BlockQ8_0*, int64_t);
+  void (*attend_slots)(const float*, int, const KvLayerView&, int, const int32_t*, int64_t, int, float, float*,
+                       float*);
+  void (*convert_f16_to_f32)(const uint16_t*, float*, int64_t);
+  void (*convert_f32_to_f16)(const float*, uint16_t*, int64_t);
+  void (*convert_bf16_to_f32)(const uint16_t*, float*, int64_t);
+  void (*convert_f32_to_bf16)(const float*, uint16_t*, int64_t);
+  void (*stream_rows)(const WeightView&, const float*, const BlockQ8_0*, int64_t, int64_t, int64_t, float*);
+};
+
+// Every set, best last: "scalar", "avx2", "avx512", "avx512-vnni".
+std::vector<std::string> KernelSetNames();
+// The sets this CPU can run.
+std::vector<std::string> RunnableKernelSets();
+// The set in use (chosen on first use: RADIXSERVE_KERNELS if runnable, else the best runnable).
+const char* ActiveKernelSet();
+// Switches to `name`: InvalidArgument for an unknown name, Unsupported when this CPU cannot run
+// it. For tests and benchmarks; not while kernels run on other threads.
+Status UseKernelSet(std::string_view name);
+
+}  // namespace radixserve::kernels
