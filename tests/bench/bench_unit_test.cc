@@ -235,6 +235,8 @@ TEST(StreamAccumulator, NativeEventsWithSeveralTokensSplitTheirGapEvenly) {
   RequestOutcome o;
   acc.Finish(ms(152), &o);
   ASSERT_TRUE(o.ok()) << o.error;
+  // Fake timestamps in whole milliseconds, differences converted to seconds in double: exact to
+  // about 1e-17; 1e-9 s is exactness at the clock's nanosecond resolution.
   EXPECT_NEAR(o.ttft_s, 0.100, 1e-9);
   ASSERT_EQ(o.itl_s.size(), 3u);
   EXPECT_NEAR(o.itl_s[0], 0.020, 1e-9);

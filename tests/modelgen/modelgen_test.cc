@@ -97,6 +97,8 @@ TEST(ModelGenerator, QuantizedWeightsMatchTheF32Ones) {
     for (int i = 0; i < 32; ++i) {
       float deq = d * static_cast<int8_t>(q[blk * 34 + 2 + i]);
       max_err = std::max(max_err, double(std::fabs(deq - x[blk * 32 + i])));
+      // Half a quantisation step d, plus the F16 rounding of d itself (2^-11 relative, times up to 127
+      // steps: within 1e-3 of |x|), plus 1e-6 for an all-zero block.
       ASSERT_LE(std::fabs(deq - x[blk * 32 + i]), d * 0.5f + 1e-3f * std::fabs(x[blk * 32 + i]) + 1e-6f);
     }
   }

@@ -191,6 +191,8 @@ TEST(Retraction, NewTokenRatioAfterRetraction) {
 TEST(NewTokenRatio, DecaysToTheMinimumAndResets) {
   NewTokenRatio r(0.7, 1.0, 0.14, 600);
   EXPECT_DOUBLE_EQ(r.value(), 0.7);
+  // Double arithmetic of a few operations on values below 1: within a few 1e-16; 1e-12 is exactness
+  // up to the order of the operations.
   EXPECT_NEAR(r.min(), 0.098, 1e-12);
   r.DecayStep();
   EXPECT_NEAR(r.value(), 0.7 - (0.7 - 0.098) / 600, 1e-12);
