@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/cpu/blas.h"
@@ -40,20 +41,14 @@ TEST(CpuFeatures, AgreeWithProcCpuinfo) {
   const std::set<std::string> flags = ProcCpuFlags();
   ASSERT_FALSE(flags.empty()) << "no flags line in /proc/cpuinfo";
   const CpuFeatures& f = DetectCpu();
-  auto has = [&](const char* name) { return flags.count(name) > 0; };
-  EXPECT_EQ(f.avx2, has("avx2"));
-  EXPECT_EQ(f.fma, has("fma"));
-  EXPECT_EQ(f.f16c, has("f16c"));
-  EXPECT_EQ(f.avx512f, has("avx512f"));
-  EXPECT_EQ(f.avx512bw, has("avx512bw"));
-  EXPECT_EQ(f.avx512vl, has("avx512vl"));
-  EXPECT_EQ(f.avx512dq, has("avx512dq"));
-  EXPECT_EQ(f.avx512_vnni, has("avx512_vnni"));
-  EXPECT_EQ(f.avx512_bf16, has("avx512_bf16"));
-  EXPECT_EQ(f.avx512_fp16, has("avx512_fp16"));
-  EXPECT_EQ(f.amx_tile, has("amx_tile"));
-  EXPECT_EQ(f.amx_int8, has("amx_int8"));
-  EXPECT_EQ(f.amx_bf16, has("amx_bf16"));
+  const std::pair<const char*, bool> checks[] = {
+      {"avx2", f.avx2},           {"fma", f.fma},                 {"f16c", f.f16c},
+      {"avx512f", f.avx512f},     {"avx512bw", f.avx512bw},       {"avx512vl", f.avx512vl},
+      {"avx512dq", f.avx512dq},   {"avx512_vnni", f.avx512_vnni}, {"avx512_bf16", f.avx512_bf16},
+      {"avx512_fp16", f.avx512_fp16}, {"amx_tile", f.amx_tile},   {"amx_int8", f.amx_int8},
+      {"amx_bf16", f.amx_bf16},
+  };
+  for (const auto& [name, detected] : checks) EXPECT_EQ(detected, flags.count(name) > 0) << name;
   EXPECT_FALSE(f.vendor.empty());
 }
 
