@@ -1,4 +1,5 @@
 #include "core/model/llama_model.h"
+#include "core/model/weights.h"
 
 #include <algorithm>
 #include <cmath>
@@ -28,66 +29,6 @@ struct LlamaModel::Workspace {
   }
 };
 
-namespace {
-
-Result<WeightType> ToWeightType(const gguf::TensorInfo& t) {
-  switch (t.type) {
-    case gguf::TensorType::kF32: return WeightType::kF32;
-    case gguf::TensorType::kF16: return WeightType::kF16;
-    case gguf::TensorType::kBF16: return WeightType::kBF16;
-    case gguf::TensorType::kQ8_0: return WeightType::kQ8_0;
-    default:
-      return Status::Unsupported("tensor " + t.name + " has type " + gguf::TensorTypeName(t.type) +
-                                 ", which is not supported (F32, F16, BF16, Q8_0)");
-  }
-}
-
-std::string ShapeString(const std::vector<uint64_t>& dims) {
-  std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
-  return s + "]";
-}
-
-Result<const gguf::TensorInfo*> FindWithShape(const gguf::GgufFile& f, const std::string& name,
-                                              std::vector<uint64_t> dims) {
-  const gguf::TensorInfo* t = f.FindTensor(name);
-  if (t == nullptr) return Status::NotFound(f.name() + ": tensor " + name + " is missing");
-  if (t->dims != dims)
-    return Status::InvalidArgument(f.name() + ": tensor " + name + " has shape " + ShapeString(t->dims) +
-                                   ", expected " + ShapeString(dims));
-  return t;
-}
-
-// A [rows][cols] matrix (GGUF dims [cols, rows]), used in place.
-Result<WeightView> GetMatrix(const gguf::GgufFile& f, const std::string& name, int64_t rows, int64_t cols) {
-  RS_ASSIGN_OR_RETURN(const gguf::TensorInfo* t,
-                      FindWithShape(f, name, {static_cast<uint64_t>(cols), static_cast<uint64_t>(rows)}));
-  RS_ASSIGN_OR_RETURN(WeightType type, ToWeightType(*t));
-  if (type == WeightType::kQ8_0 && cols % kernels::kQ8BlockSize != 0)
-    return Status::InvalidArgument(f.name() + ": Q8_0 tensor " + name + " has a row length not a multiple of 32");
-  WeightView w;
-  w.type = type;
-  w.data = f.TensorData(*t);
-  w.rows = rows;
-  w.cols = cols;
-  if (static_cast<uint64_t>(w.row_bytes() * rows) != t->num_bytes())
-    return Status::Corrupt(f.name() + ": tensor " + name + " byte size does not match its shape");
-  return w;
-}
-
-// A vector converted to F32 (norm weights are small).
-Result<std::vector<float>> GetVector(const gguf::GgufFile& f, const std::string& name, int64_t n) {
-  RS_ASSIGN_OR_RETURN(const gguf::TensorInfo* t, FindWithShape(f, name, {static_cast<uint64_t>(n)}));
-  RS_ASSIGN_OR_RETURN(WeightType type, ToWeightType(*t));
-  if (type == WeightType::kQ8_0)
-    return Status::Unsupported("tensor " + name + " is a Q8_0 vector; norm weights must be F32, F16 or BF16");
-  WeightView w{type, f.TensorData(*t), 1, n};
-  std::vector<float> out(n);
-  kernels::DequantizeRows(w, 0, 1, out.data());
-  return out;
-}
-
-}  // namespace
 
 LlamaModel::~LlamaModel() = default;
 

@@ -10,6 +10,7 @@
 #include "kernels/cpu/kernel_set.h"
 #include "kernels/cpu/matmul_stream.h"
 #include "kernels/cpu/q8_0.h"
+#include "kernels/cpu/quant_blocks.h"
 #include "kernels/cpu/vec_ops.h"
 
 extern "C" const radixserve::kernels::KernelTable* radixserve_kernels_scalar();
@@ -133,6 +134,9 @@ void ConvertF16ToF32(const uint16_t* src, float* dst, int64_t n) { K().convert_f
 void ConvertF32ToF16(const float* src, uint16_t* dst, int64_t n) { K().convert_f32_to_f16(src, dst, n); }
 void ConvertBf16ToF32(const uint16_t* src, float* dst, int64_t n) { K().convert_bf16_to_f32(src, dst, n); }
 void ConvertF32ToBf16(const float* src, uint16_t* dst, int64_t n) { K().convert_f32_to_bf16(src, dst, n); }
+void DequantizeBlocks(WeightType type, const void* src, float* dst, int64_t n) {
+  K().dequantize_blocks(type, src, dst, n);
+}
 
 namespace internal {
 void StreamRows(const WeightView& w, const float* x, const BlockQ8_0* xq, int64_t n, int64_t r0, int64_t r1,

@@ -5,6 +5,7 @@
 #include "kernels/cpu/kernel_set.h"
 #include "kernels/cpu/matmul_stream.h"
 #include "kernels/cpu/q8_0.h"
+#include "kernels/cpu/quant_blocks.h"
 #include "kernels/cpu/vec_ops.h"
 
 namespace radixserve::kernels {
@@ -14,7 +15,7 @@ constexpr KernelTable kTable = {
     RS_KERNEL_SET_NAME, &DotF32,           &DotF16F32,        &DotBf16F32,       &Axpy,
     &RmsNorm,           &SiluMul,          &Softmax,          &RopeNorm,         &QuantizeRowQ8_0,
     &DequantizeRowQ8_0, &DotQ8_0,          &AttendSlots,      &ConvertF16ToF32,  &ConvertF32ToF16,
-    &ConvertBf16ToF32,  &ConvertF32ToBf16, &internal::StreamRows,
+    &ConvertBf16ToF32,  &ConvertF32ToBf16, &DequantizeBlocks, &internal::StreamRows,
 };
 }  // namespace
 RS_KERNELS_END

@@ -6,6 +6,7 @@
 #include "kernels/cpu/convert.h"
 #include "kernels/cpu/matmul_stream.h"
 #include "kernels/cpu/q8_0.h"
+#include "kernels/cpu/quant_blocks.h"
 #include "kernels/cpu/vec_ops.h"
 
 namespace radixserve::kernels {
@@ -48,7 +49,7 @@ void DequantizeRows(const WeightView& w, int64_t row_begin, int64_t row_end, flo
       case WeightType::kF32: std::copy_n(reinterpret_cast<const float*>(src), w.cols, dst); break;
       case WeightType::kF16: ConvertF16ToF32(reinterpret_cast<const uint16_t*>(src), dst, w.cols); break;
       case WeightType::kBF16: ConvertBf16ToF32(reinterpret_cast<const uint16_t*>(src), dst, w.cols); break;
-      case WeightType::kQ8_0: DequantizeRowQ8_0(reinterpret_cast<const BlockQ8_0*>(src), dst, w.cols); break;
+      default: DequantizeBlocks(w.type, src, dst, w.cols); break;
     }
   }
 }

@@ -1,8 +1,10 @@
 // MatMul: y[n][rows] = x[n][cols] * W^T for a weight matrix W[rows][cols]
-// stored as F32, F16, BF16 or Q8_0 (the GGUF layout: each row contiguous).
+// of any WeightType (weight.h; the GGUF layout: each row contiguous).
 //
 // Small batches (decode) stream each weight row once and dot it against all
-// n activation rows with SIMD (Q8_0: activations quantised to Q8_0, int8 dot).
+// n activation rows with SIMD (Q8_0: activations quantised to Q8_0, int8 dot;
+// the other block types: a few rows at a time dequantised into L1 and dotted
+// with the F32 activations, so no F32 copy of a matrix ever exists).
 // Large batches (prefill) convert a tile of weight rows to F32 and call
 // OpenBLAS sgemm per tile (blas.h); F32 weights go to sgemm directly. Work is split
 // over the ThreadPool by row tiles; OpenBLAS itself runs single-threaded
@@ -18,26 +20,9 @@
 
 #include "kernels/cpu/q8_0.h"
 #include "kernels/cpu/thread_pool.h"
+#include "kernels/cpu/weight.h"
 
 namespace radixserve::kernels {
-
-enum class WeightType { kF32, kF16, kBF16, kQ8_0 };
-
-struct WeightView {
-  WeightType type = WeightType::kF32;
-  const void* data = nullptr;  // rows * row_bytes() bytes
-  int64_t rows = 0;
-  int64_t cols = 0;
-  int64_t row_bytes() const {
-    switch (type) {
-      case WeightType::kF32: return cols * 4;
-      case WeightType::kF16:
-      case WeightType::kBF16: return cols * 2;
-      case WeightType::kQ8_0: return cols / kQ8BlockSize * static_cast<int64_t>(sizeof(BlockQ8_0));
-    }
-    return 0;
-  }
-};
 
 // Reused buffers of MatMul (grow on demand; no allocation once warm).
 class MatMulScratch {

@@ -1,6 +1,9 @@
 #include "kernels/cpu/matmul_stream.h"
 
+#include <vector>
+
 #include "kernels/cpu/convert.h"
+#include "kernels/cpu/quant_blocks.h"
 #include "kernels/cpu/simd.h"
 #include "kernels/cpu/vec_ops.h"
 
@@ -11,12 +14,23 @@ namespace {
 
 const uint8_t* Row(const WeightView& w, int64_t r) { return static_cast<const uint8_t*>(w.data) + r * w.row_bytes(); }
 
-// Fallback: one dot product per (row, token).
+// A per-thread row buffer for dequantised block-type rows (grows once, then reused).
+float* RowBuffer(int64_t floats) {
+  thread_local std::vector<float> buffer;
+  if (static_cast<int64_t>(buffer.size()) < floats) buffer.resize(floats);
+  return buffer.data();
+}
+
+// Fallback: one dot product per (row, token); block types other than Q8_0 are dequantised a
+// row at a time into L1 and dotted in F32.
 void StreamRowsGeneric(const WeightView& w, const float* x, const BlockQ8_0* xq, int64_t n, int64_t r0, int64_t r1,
                        float* y) {
   const int64_t rows = w.rows, cols = w.cols, xq_blocks = cols / kQ8BlockSize;
+  const bool dequantize = !IsFloatWeight(w.type) && w.type != WeightType::kQ8_0;
+  float* buffer = dequantize ? RowBuffer(cols) : nullptr;
   for (int64_t r = r0; r < r1; ++r) {
     const uint8_t* wr = Row(w, r);
+    if (dequantize) DequantizeBlocks(w.type, wr, buffer, cols);
     for (int64_t t = 0; t < n; ++t) {
       float v = 0.0f;
       switch (w.type) {
@@ -24,6 +38,7 @@ void StreamRowsGeneric(const WeightView& w, const float* x, const BlockQ8_0* xq,
         case WeightType::kF16: v = DotF16F32(reinterpret_cast<const uint16_t*>(wr), x + t * cols, cols); break;
         case WeightType::kBF16: v = DotBf16F32(reinterpret_cast<const uint16_t*>(wr), x + t * cols, cols); break;
         case WeightType::kQ8_0: v = DotQ8_0(reinterpret_cast<const BlockQ8_0*>(wr), xq + t * xq_blocks, cols); break;
+        default: v = DotF32(buffer, x + t * cols, cols); break;
       }
       y[t * rows + r] = v;
     }
@@ -50,13 +65,13 @@ inline __m512 LoadW(const uint8_t* row, int64_t k, __mmask16 m) {
 
 // 4 weight rows x NT (1..4) tokens. Accumulators are named variables: GCC
 // keeps them in registers, while an array of them is spilled every iteration.
+// Rows w0 + i * row_bytes (i < 4); y points at output row r of token 0, rows apart per token.
 template <WeightType kType, int NT>
-inline void TileFloat(const WeightView& w, const float* x, int64_t r, int64_t t, float* y) {
-  const int64_t cols = w.cols, rows = w.rows;
-  const uint8_t* w0 = Row(w, r);
-  const uint8_t* w1 = Row(w, r + 1);
-  const uint8_t* w2 = Row(w, r + 2);
-  const uint8_t* w3 = Row(w, r + 3);
+inline void TileFloat(const uint8_t* w0, int64_t row_bytes, int64_t cols, const float* x, int64_t t, float* y,
+                      int64_t rows) {
+  const uint8_t* w1 = w0 + row_bytes;
+  const uint8_t* w2 = w1 + row_bytes;
+  const uint8_t* w3 = w2 + row_bytes;
   const float* x0 = x + t * cols;
   const float* x1 = NT > 1 ? x0 + cols : x0;
   const float* x2 = NT > 2 ? x0 + 2 * cols : x0;
@@ -93,7 +108,7 @@ inline void TileFloat(const WeightView& w, const float* x, int64_t r, int64_t t,
   }
 #define RS_STORE(J)                                                   \
   {                                                                   \
-    float* yt = y + (t + J) * rows + r;                               \
+    float* yt = y + (t + J) * rows;                                   \
     yt[0] = simd::HorizontalSum(a0##J);                               \
     yt[1] = simd::HorizontalSum(a1##J);                               \
     yt[2] = simd::HorizontalSum(a2##J);                               \
@@ -106,18 +121,35 @@ inline void TileFloat(const WeightView& w, const float* x, int64_t r, int64_t t,
 #undef RS_STORE
 }
 
+// 4 rows of w from row r, against all n tokens.
+template <WeightType kType>
+void TileRowsFloat(const uint8_t* w0, int64_t row_bytes, int64_t cols, const float* x, int64_t n, float* y,
+                   int64_t rows) {
+  int64_t t = 0;
+  for (; t + 4 <= n; t += 4) TileFloat<kType, 4>(w0, row_bytes, cols, x, t, y, rows);
+  switch (n - t) {
+    case 3: TileFloat<kType, 3>(w0, row_bytes, cols, x, t, y, rows); break;
+    case 2: TileFloat<kType, 2>(w0, row_bytes, cols, x, t, y, rows); break;
+    case 1: TileFloat<kType, 1>(w0, row_bytes, cols, x, t, y, rows); break;
+    default: break;
+  }
+}
+
 template <WeightType kType>
 void StreamRowsFloat(const WeightView& w, const float* x, int64_t n, int64_t r0, int64_t r1, float* y) {
   int64_t r = r0;
+  for (; r + 4 <= r1; r += 4) TileRowsFloat<kType>(Row(w, r), w.row_bytes(), w.cols, x, n, y + r, w.rows);
+  if (r < r1) StreamRowsGeneric(w, x, nullptr, n, r, r1, y);
+}
+
+// Block types: 4 rows at a time dequantised into an L1-resident buffer, then the F32 tile.
+void StreamRowsBlocks(const WeightView& w, const float* x, int64_t n, int64_t r0, int64_t r1, float* y) {
+  const int64_t cols = w.cols;
+  float* buffer = RowBuffer(4 * cols);
+  int64_t r = r0;
   for (; r + 4 <= r1; r += 4) {
-    int64_t t = 0;
-    for (; t + 4 <= n; t += 4) TileFloat<kType, 4>(w, x, r, t, y);
-    switch (n - t) {
-      case 3: TileFloat<kType, 3>(w, x, r, t, y); break;
-      case 2: TileFloat<kType, 2>(w, x, r, t, y); break;
-      case 1: TileFloat<kType, 1>(w, x, r, t, y); break;
-      default: break;
-    }
+    for (int i = 0; i < 4; ++i) DequantizeBlocks(w.type, Row(w, r + i), buffer + i * cols, cols);
+    TileRowsFloat<WeightType::kF32>(reinterpret_cast<const uint8_t*>(buffer), cols * 4, cols, x, n, y + r, w.rows);
   }
   if (r < r1) StreamRowsGeneric(w, x, nullptr, n, r, r1, y);
 }
@@ -203,6 +235,7 @@ void StreamRows(const WeightView& w, const float* x, const BlockQ8_0* xq, int64_
     case WeightType::kF16: return StreamRowsFloat<WeightType::kF16>(w, x, n, r0, r1, y);
     case WeightType::kBF16: return StreamRowsFloat<WeightType::kBF16>(w, x, n, r0, r1, y);
     case WeightType::kQ8_0: return StreamRowsQ8(w, xq, n, r0, r1, y);
+    default: return StreamRowsBlocks(w, x, n, r0, r1, y);
   }
 #endif
   StreamRowsGeneric(w, x, xq, n, r0, r1, y);

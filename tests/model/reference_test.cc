@@ -1,0 +1,245 @@
+// The reference models of ../shared/models/ref (llama.cpp c392e509's own files, quantised by its
+// llama-quantize) against llama.cpp's outputs for them: dequantised rows bit for bit, and the
+// logits of every prefill position and every teacher-forced decode step within bounds taken from
+// the reference's measured distances (ref/README.md sections 5 and 6).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/gguf/gguf_reader.h"
+#include "core/model/llama_model.h"
+#include "core/model/weights.h"
+#include "kernels/cpu/kernel_set.h"
+#include "kernels/cpu/matmul.h"
+
+namespace radixserve::model {
+namespace {
+
+const std::string kRef = std::string(RADIXSERVE_SHARED_DIR) + "/models/ref/";
+
+const nlohmann::json& Manifest() {
+  static const nlohmann::json m = [] {
+    std::ifstream in(kRef + "manifest.json");
+    return in.good() ? nlohmann::json::parse(in) : nlohmann::json::object();
+  }();
+  return m;
+}
+
+std::vector<float> ReadFloats(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<float> out(bytes.size() / 4);
+  std::memcpy(out.data(), bytes.data(), out.size() * 4);
+  return out;
+}
+
+std::shared_ptr<const gguf::GgufFile> OpenModel(const std::string& rel_path) {
+  auto f = gguf::GgufFile::Open(kRef + rel_path);
+  if (!f.ok()) {
+    ADD_FAILURE() << rel_path << ": " << f.status().ToString();
+    return nullptr;
+  }
+  return std::shared_ptr<const gguf::GgufFile>(std::move(f).value());
+}
+
+TEST(ReferenceData, IsComplete) {
+  const nlohmann::json& m = Manifest();
+  ASSERT_TRUE(m.contains("runs")) << "cannot read " << kRef << "manifest.json";
+  EXPECT_EQ(m["runs"].size(), 33u);
+  EXPECT_EQ(m["dequant"].size(), 28u);
+}
+
+// --- Dequantisation: ggml's to_float, bit for bit, with every kernel set this CPU runs. ---
+
+std::vector<int> DequantCases() {
+  std::vector<int> v(Manifest().contains("dequant") ? Manifest()["dequant"].size() : 0);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int>(i);
+  return v;
+}
+
+class DequantTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(DequantTest, RowsEqualGgmlBitForBit) {
+  const nlohmann::json& c = Manifest()["dequant"][GetParam()];
+  auto file = OpenModel(c["model_path"].get<std::string>());
+  ASSERT_NE(file, nullptr);
+  const std::string tensor = c["tensor"].get<std::string>();
+  auto w = GetAnyMatrix(*file, tensor);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  const std::vector<float> want = ReadFloats(kRef + c["path"].get<std::string>());
+  const int64_t cols = c["ne"][0].get<int64_t>();
+  ASSERT_EQ(static_cast<int64_t>(want.size()), 4 * cols);
+  ASSERT_EQ(w->cols, cols);
+  for (const std::string& set : kernels::RunnableKernelSets()) {
+    ASSERT_TRUE(kernels::UseKernelSet(set).ok());
+    std::vector<float> got(4 * cols);
+    kernels::DequantizeRows(*w, 0, 4, got.data());
+    int64_t mismatches = 0, first = -1;
+    for (int64_t i = 0; i < 4 * cols; ++i)
+      if (std::memcmp(&got[i], &want[i], 4) != 0 && mismatches++ == 0) first = i;
+    EXPECT_EQ(mismatches, 0) << c["path"].get<std::string>() << " (" << c["tensor_type"].get<std::string>()
+                             << ") with kernel set " << set << ": first at element " << first << ": "
+                             << (first >= 0 ? got[first] : 0.0f) << " vs " << (first >= 0 ? want[first] : 0.0f);
+  }
+  ASSERT_TRUE(kernels::UseKernelSet(kernels::RunnableKernelSets().back()).ok());
+}
+
+INSTANTIATE_TEST_SUITE_P(Ref, DequantTest, ::testing::ValuesIn(DequantCases()),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           std::string n = Manifest()["dequant"][info.param]["path"].get<std::string>().substr(4);
+                           for (char& ch : n)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return n;
+                         });
+
+// --- Logits: every prefill position and every teacher-forced decode step. ---
+
+struct Distance {
+  double max_abs = 0, kl_sum = 0, kl_max = 0;
+  int rows = 0, argmax_agree = 0, kl_max_row = -1;
+  void Add(const float* ref, const float* got, int64_t n) {
+    double mr = -1e300, mg = -1e300;
+    for (int64_t i = 0; i < n; ++i) {
+      mr = std::max<double>(mr, ref[i]);
+      mg = std::max<double>(mg, got[i]);
+      max_abs = std::max(max_abs, std::abs(static_cast<double>(ref[i]) - got[i]));
+    }
+    double sr = 0, sg = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      sr += std::exp(ref[i] - mr);
+      sg += std::exp(got[i] - mg);
+    }
+    const double lr = mr + std::log(sr), lg = mg + std::log(sg);
+    double kl = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const double pr = ref[i] - lr, pg = got[i] - lg;
+      kl += std::exp(pr) * (pr - pg);
+    }
+    if (kl > kl_max) kl_max = kl, kl_max_row = rows;
+    kl_sum += kl;
+    argmax_agree += std::max_element(ref, ref + n) - ref == std::max_element(got, got + n) - got;
+    ++rows;
+  }
+  double kl_mean() const { return rows ? kl_sum / rows : 0; }
+};
+
+// The bounds of one run, from ref/README.md section 6 (llama.cpp's own distances).
+struct Bounds {
+  double max_abs, kl_mean, kl_max;
+  bool exact_greedy;  // every argmax and greedy id equal (F32 weights, F32 KV cache)
+  const char* why;
+};
+
+Bounds BoundsFor(const std::string& type, const std::string& kv, const std::string& arch) {
+  if (type == "F32" && kv == "F32") {
+    if (arch == "gemma")  // llama.cpp's GELU is an fp16 table; an exact GELU lands ~2e-3 away (6.3)
+      return {5e-3, 1e-6, 1e-5, true, "F32/F32 gemma: exact tanh-GELU vs ggml's fp16 GELU table (README 5.3)"};
+    return {1e-4, 1e-9, 1e-8, true, "F32/F32: the same arithmetic up to summation order (README 5.3)"};
+  }
+  if (type == "F32")  // llama.cpp also rounds Q and P to F16; its own F32-vs-F16 cache distance is 4e-3, 7e-7
+    return {1e-2, 1e-6, 5e-6, false, "F32 weights, F16 KV cache: within llama.cpp's own KV-type noise (README 6.2)"};
+  // 16-bit weights: llama.cpp rounds activations to F16/BF16 and this engine does not; the exact
+  // engine of 6.3 lands at 1.4e-7 (F16) and 7.4e-6 (BF16) mean KL, llama.cpp's own F16/BF16-vs-F32
+  // noise is 3.6e-7 and 1.9e-5 (6.1): bounds between the two.
+  if (type == "F16") return {1e-2, 1e-6, 5e-6, false, "F16 weights: llama.cpp's F16 activations (README 6.1, 6.3)"};
+  if (type == "BF16") return {5e-2, 5e-5, 2e-4, false, "BF16 weights: llama.cpp's BF16 activations (README 6.1, 6.3)"};
+  // Quantised weights: llama.cpp rounds activations to 8 bits and this engine does not (except
+  // Q8_0 decode, which quantises them as llama.cpp does), so it lands where the exact engine of 6.3 does; 1e-3 mean / 1e-2 max KL is the
+  // README's line above which a weight-decoding bug is the only explanation.
+  return {std::numeric_limits<double>::infinity(), 1e-3, 1e-2, false,
+          "quantised weights: llama.cpp's activation rounding (README 5.3, 6.3)"};
+}
+
+std::vector<std::string> RunNames() {
+  std::vector<std::string> names;
+  if (Manifest().contains("runs"))
+    for (const auto& [name, run] : Manifest()["runs"].items()) names.push_back(name);
+  return names;
+}
+
+class LogitsTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(LogitsTest, MatchLlamaCppWithinTheTypesNoise) {
+  const nlohmann::json& run = Manifest()["runs"][GetParam()];
+  auto file = OpenModel(run["model_path"].get<std::string>());
+  ASSERT_NE(file, nullptr);
+  const std::string kv_name = run["kv_cache_type"].get<std::string>();
+  ModelOptions opts;
+  opts.kv_type = kv_name == "F16" ? KvType::kF16 : KvType::kF32;
+  auto loaded = LlamaModel::Load(file, opts);
+  ASSERT_TRUE(loaded.ok()) << GetParam() << ": " << loaded.status().ToString();
+  LlamaModel& model = **loaded;
+  const int64_t vocab = run["n_vocab"].get<int64_t>();
+  ASSERT_EQ(model.config().vocab_size, vocab);
+  const std::string model_name = run["model"].get<std::string>();
+  const std::string type = model_name.substr(model_name.find('.') + 1);
+  const Bounds b = BoundsFor(type, kv_name, model.config().architecture);
+
+  Distance prefill, decode;
+  int forks = 0, greedy_steps = 0;
+  for (const auto& p : run["prompts"]) {
+    const auto prompt = p["prompt_ids"].get<std::vector<int32_t>>();
+    const auto greedy = p["greedy_ids"].get<std::vector<int32_t>>();
+    const auto ref_prefill = ReadFloats(kRef + p["prefill_logits"]["path"].get<std::string>());
+    const auto ref_decode = ReadFloats(kRef + p["decode_logits"]["path"].get<std::string>());
+    ASSERT_EQ(ref_prefill.size(), prompt.size() * vocab);
+    ASSERT_EQ(ref_decode.size(), greedy.size() * vocab);
+    const int64_t total = static_cast<int64_t>(prompt.size() + greedy.size());
+    auto kv = model.CreateKvCache(total);
+    ASSERT_TRUE(kv.ok());
+    std::vector<int32_t> slots(total);
+    for (int64_t i = 0; i < total; ++i) slots[i] = static_cast<int32_t>(total - 1 - i);
+
+    std::vector<float> logits(prompt.size() * vocab);
+    SequenceInput in{0, prompt, std::span<const int32_t>(slots.data(), prompt.size())};
+    ForwardOptions all;
+    all.all_logits = true;
+    ASSERT_TRUE(model.Forward(std::span<const SequenceInput>(&in, 1), **kv, logits, all).ok());
+    for (size_t r = 0; r < prompt.size(); ++r) prefill.Add(&ref_prefill[r * vocab], &logits[r * vocab], vocab);
+    int32_t own = static_cast<int32_t>(std::max_element(logits.end() - vocab, logits.end()) - (logits.end() - vocab));
+    for (size_t s = 0; s < greedy.size(); ++s) {
+      // The engine's own greedy choice against llama.cpp's; then llama.cpp's id is fed (teacher forcing).
+      ++greedy_steps;
+      forks += own != greedy[s];
+      const int32_t cached = static_cast<int32_t>(prompt.size() + s);
+      SequenceInput step{cached, std::span<const int32_t>(&greedy[s], 1),
+                         std::span<const int32_t>(slots.data(), cached + 1)};
+      std::span<float> row(logits.data(), vocab);
+      ASSERT_TRUE(model.Forward(std::span<const SequenceInput>(&step, 1), **kv, row).ok());
+      decode.Add(&ref_decode[s * vocab], row.data(), vocab);
+      own = static_cast<int32_t>(std::max_element(row.begin(), row.end()) - row.begin());
+    }
+  }
+  std::printf("%-28s prefill: max|d| %.3g  KL mean %.3g max %.3g  top-1 %d/%d | decode: max|d| %.3g  KL mean %.3g "
+              "max %.3g  top-1 %d/%d | greedy forks %d/%d\n",
+              GetParam().c_str(), prefill.max_abs, prefill.kl_mean(), prefill.kl_max, prefill.argmax_agree,
+              prefill.rows, decode.max_abs, decode.kl_mean(), decode.kl_max, decode.argmax_agree, decode.rows, forks,
+              greedy_steps);
+  for (const auto* d : {&prefill, &decode}) {
+    const char* phase = d == &prefill ? "prefill" : "decode";
+    EXPECT_LE(d->max_abs, b.max_abs) << GetParam() << " " << phase << ": " << b.why;
+    EXPECT_LE(d->kl_mean(), b.kl_mean) << GetParam() << " " << phase << ": " << b.why;
+    EXPECT_LE(d->kl_max, b.kl_max) << GetParam() << " " << phase << " row " << d->kl_max_row << ": " << b.why;
+    if (b.exact_greedy) EXPECT_EQ(d->argmax_agree, d->rows) << GetParam() << " " << phase;
+  }
+  if (b.exact_greedy) EXPECT_EQ(forks, 0) << GetParam() << ": greedy ids must be identical";
+}
+
+INSTANTIATE_TEST_SUITE_P(Ref, LogitsTest, ::testing::ValuesIn(RunNames()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+  std::string n = info.param;
+  for (char& ch : n)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return n;
+});
+
+}  // namespace
+}  // namespace radixserve::model
