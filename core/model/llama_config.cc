@@ -1,5 +1,6 @@
 #include "core/model/llama_config.h"
 
+#include <cmath>
 #include <sstream>
 
 namespace radixserve::model {
@@ -17,8 +18,22 @@ Result<int32_t> PositiveInt(const gguf::GgufFile& f, const std::string& key) {
 Result<LlamaConfig> LlamaConfig::FromGguf(const gguf::GgufFile& f) {
   LlamaConfig c;
   RS_ASSIGN_OR_RETURN(c.architecture, f.GetString("general.architecture"));
-  if (c.architecture != "llama")
-    return Status::Unsupported(f.name() + ": architecture '" + c.architecture + "' is not supported (only llama)");
+  const std::string& arch = c.architecture;
+  if (arch == "llama") {
+  } else if (arch == "qwen2") {
+    c.rope_style = RopeStyle::kNeox;
+    c.attention_bias = true;
+  } else if (arch == "phi3") {
+    c.rope_style = RopeStyle::kNeox;
+    c.fused_qkv = true;
+    c.fused_gate_up = true;
+  } else if (arch == "gemma") {
+    c.rope_style = RopeStyle::kNeox;
+    c.ffn_activation = FfnActivation::kGeluTanh;
+  } else {
+    return Status::Unsupported(f.name() + ": architecture '" + arch +
+                               "' is not supported (llama, qwen2, phi3, gemma)");
+  }
   const std::string p = c.architecture + ".";
   RS_ASSIGN_OR_RETURN(c.dim, PositiveInt(f, p + "embedding_length"));
   RS_ASSIGN_OR_RETURN(c.num_layers, PositiveInt(f, p + "block_count"));
@@ -78,6 +93,14 @@ Result<LlamaConfig> LlamaConfig::FromGguf(const gguf::GgufFile& f) {
                                    ", vocab]");
   c.vocab_size = static_cast<int32_t>(embd->dims[1]);
   c.tied_output = f.FindTensor("output.weight") == nullptr;
+  if (arch == "gemma") c.embedding_scale = std::sqrt(static_cast<float>(c.dim));
+  c.rope_freq_factors = f.FindTensor("rope_freqs.weight") != nullptr;
+  for (const char* name : {"rope_factors_long.weight", "rope_factors_short.weight"})
+    if (f.FindTensor(name) != nullptr)
+      return Status::Unsupported(f.name() + ": tensor " + name + " (LongRoPE, Phi-3 128k) is not supported");
+  if (f.Has(p + "attention.sliding_window")) {
+    RS_ASSIGN_OR_RETURN(c.sliding_window, PositiveInt(f, p + "attention.sliding_window"));
+  }
   return c;
 }
 
@@ -86,7 +109,11 @@ std::string LlamaConfig::ToString() const {
   os << architecture << " dim=" << dim << " layers=" << num_layers << " heads=" << num_heads
      << " kv_heads=" << num_kv_heads << " head_dim=" << head_dim << " ffn=" << ffn_dim << " vocab=" << vocab_size
      << " ctx=" << context_length << " rope_dim=" << rope_dim << " rope_base=" << rope_freq_base
-     << " rope_scale=" << rope_linear_scale << (tied_output ? " tied" : "");
+     << " rope_scale=" << rope_linear_scale << (rope_style == RopeStyle::kNeox ? " rope=neox" : " rope=norm")
+     << (rope_freq_factors ? " rope_freqs" : "") << (tied_output ? " tied" : "") << (attention_bias ? " qkv_bias" : "")
+     << (fused_qkv ? " fused_qkv" : "") << (fused_gate_up ? " fused_gate_up" : "")
+     << (ffn_activation == FfnActivation::kGeluTanh ? " gelu" : "") << (embedding_scale != 1.0f ? " embd_scale" : "");
+  if (sliding_window > 0) os << " window=" << sliding_window;
   return os.str();
 }
 

@@ -1,5 +1,5 @@
-// LlamaConfig: the hyper-parameters of a llama-architecture model, read from
-// GGUF metadata. Plain data; thread-safe to read.
+// LlamaConfig: the hyper-parameters of a llama-family model (llama, qwen2, phi3, gemma), read
+// from GGUF metadata, with what sets each architecture apart. Plain data; thread-safe to read.
 #pragma once
 
 #include <cstdint>
@@ -10,8 +10,11 @@
 
 namespace radixserve::model {
 
+enum class RopeStyle { kNorm, kNeox };  // pairs (2i, 2i+1), or (i, i + rot/2)
+enum class FfnActivation { kSilu, kGeluTanh };
+
 struct LlamaConfig {
-  std::string architecture;    // general.architecture ("llama")
+  std::string architecture;    // general.architecture: llama, qwen2, phi3 or gemma
   int32_t dim = 0;             // embedding_length
   int32_t num_layers = 0;      // block_count
   int32_t num_heads = 0;       // attention.head_count
@@ -25,6 +28,14 @@ struct LlamaConfig {
   int32_t rope_dim = 0;        // rope.dimension_count (defaults to head_dim)
   float rope_linear_scale = 1.0f;  // positions are divided by this (rope.scaling.type = linear)
   bool tied_output = false;    // output.weight absent: logits use token_embd.weight
+  RopeStyle rope_style = RopeStyle::kNorm;
+  FfnActivation ffn_activation = FfnActivation::kSilu;
+  float embedding_scale = 1.0f;  // gemma multiplies its embeddings by sqrt(dim)
+  bool attention_bias = false;   // qwen2: q/k/v projections have biases
+  bool fused_qkv = false;        // phi3: one attn_qkv matrix, rows [Q; K; V]
+  bool fused_gate_up = false;    // phi3: ffn_up holds [gate; up]
+  bool rope_freq_factors = false;  // rope_freqs.weight divides each frequency (Llama 3.1 scaling)
+  int32_t sliding_window = 0;    // attention.sliding_window: keys with pos_q - pos_k >= it are masked; 0: none
 
   int32_t q_dim() const { return num_heads * head_dim; }
   int32_t kv_dim() const { return num_kv_heads * head_dim; }

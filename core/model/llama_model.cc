@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <set>
 
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/convert.h"
@@ -43,10 +44,6 @@ Result<std::unique_ptr<LlamaModel>> LlamaModel::Load(std::shared_ptr<const gguf:
   m->kv_type_ = options.kv_type;
   RS_ASSIGN_OR_RETURN(m->config_, LlamaConfig::FromGguf(*m->file_));
   RS_RETURN_IF_ERROR(m->LoadWeights());
-  const LlamaConfig& c = m->config_;
-  m->rope_inv_freq_.resize(c.rope_dim / 2);
-  for (int i = 0; i < c.rope_dim / 2; ++i)
-    m->rope_inv_freq_[i] = static_cast<float>(std::pow(static_cast<double>(c.rope_freq_base), -2.0 * i / c.rope_dim));
   // OpenBLAS runs single-threaded inside our pool's tasks (see matmul.h).
   kernels::SetBlasThreads(1);
   m->pool_ = std::make_unique<kernels::ThreadPool>(options.num_threads);
@@ -59,26 +56,67 @@ Result<std::unique_ptr<LlamaModel>> LlamaModel::Load(std::shared_ptr<const gguf:
 Status LlamaModel::LoadWeights() {
   const gguf::GgufFile& f = *file_;
   const LlamaConfig& c = config_;
-  RS_ASSIGN_OR_RETURN(token_embd_, GetMatrix(f, "token_embd.weight", c.vocab_size, c.dim));
+  std::set<std::string> used;
+  auto matrix = [&](const std::string& name, int64_t rows, int64_t cols) {
+    used.insert(name);
+    return GetMatrix(f, name, rows, cols);
+  };
+  auto vec = [&](const std::string& name, int64_t n) {
+    used.insert(name);
+    return GetVector(f, name, n);
+  };
+  RS_ASSIGN_OR_RETURN(token_embd_, matrix("token_embd.weight", c.vocab_size, c.dim));
   if (c.tied_output) {
     output_ = token_embd_;
   } else {
-    RS_ASSIGN_OR_RETURN(output_, GetMatrix(f, "output.weight", c.vocab_size, c.dim));
+    RS_ASSIGN_OR_RETURN(output_, matrix("output.weight", c.vocab_size, c.dim));
   }
-  RS_ASSIGN_OR_RETURN(output_norm_, GetVector(f, "output_norm.weight", c.dim));
+  RS_ASSIGN_OR_RETURN(output_norm_, vec("output_norm.weight", c.dim));
+  std::vector<float> rope_freqs;
+  if (c.rope_freq_factors) {
+    RS_ASSIGN_OR_RETURN(rope_freqs, vec("rope_freqs.weight", c.rope_dim / 2));
+  }
   layers_.resize(c.num_layers);
   for (int l = 0; l < c.num_layers; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
     Layer& L = layers_[l];
-    RS_ASSIGN_OR_RETURN(L.attn_norm, GetVector(f, p + "attn_norm.weight", c.dim));
-    RS_ASSIGN_OR_RETURN(L.ffn_norm, GetVector(f, p + "ffn_norm.weight", c.dim));
-    RS_ASSIGN_OR_RETURN(L.wq, GetMatrix(f, p + "attn_q.weight", c.q_dim(), c.dim));
-    RS_ASSIGN_OR_RETURN(L.wk, GetMatrix(f, p + "attn_k.weight", c.kv_dim(), c.dim));
-    RS_ASSIGN_OR_RETURN(L.wv, GetMatrix(f, p + "attn_v.weight", c.kv_dim(), c.dim));
-    RS_ASSIGN_OR_RETURN(L.wo, GetMatrix(f, p + "attn_output.weight", c.dim, c.q_dim()));
-    RS_ASSIGN_OR_RETURN(L.w_gate, GetMatrix(f, p + "ffn_gate.weight", c.ffn_dim, c.dim));
-    RS_ASSIGN_OR_RETURN(L.w_up, GetMatrix(f, p + "ffn_up.weight", c.ffn_dim, c.dim));
-    RS_ASSIGN_OR_RETURN(L.w_down, GetMatrix(f, p + "ffn_down.weight", c.dim, c.ffn_dim));
+    RS_ASSIGN_OR_RETURN(L.attn_norm, vec(p + "attn_norm.weight", c.dim));
+    RS_ASSIGN_OR_RETURN(L.ffn_norm, vec(p + "ffn_norm.weight", c.dim));
+    if (c.fused_qkv) {
+      RS_ASSIGN_OR_RETURN(WeightView qkv, matrix(p + "attn_qkv.weight", c.q_dim() + 2 * c.kv_dim(), c.dim));
+      L.wq = qkv.Rows(0, c.q_dim());
+      L.wk = qkv.Rows(c.q_dim(), c.kv_dim());
+      L.wv = qkv.Rows(c.q_dim() + c.kv_dim(), c.kv_dim());
+    } else {
+      RS_ASSIGN_OR_RETURN(L.wq, matrix(p + "attn_q.weight", c.q_dim(), c.dim));
+      RS_ASSIGN_OR_RETURN(L.wk, matrix(p + "attn_k.weight", c.kv_dim(), c.dim));
+      RS_ASSIGN_OR_RETURN(L.wv, matrix(p + "attn_v.weight", c.kv_dim(), c.dim));
+    }
+    if (c.attention_bias) {
+      RS_ASSIGN_OR_RETURN(L.bq, vec(p + "attn_q.bias", c.q_dim()));
+      RS_ASSIGN_OR_RETURN(L.bk, vec(p + "attn_k.bias", c.kv_dim()));
+      RS_ASSIGN_OR_RETURN(L.bv, vec(p + "attn_v.bias", c.kv_dim()));
+    }
+    RS_ASSIGN_OR_RETURN(L.wo, matrix(p + "attn_output.weight", c.dim, c.q_dim()));
+    if (c.fused_gate_up) {
+      RS_ASSIGN_OR_RETURN(WeightView gate_up, matrix(p + "ffn_up.weight", 2 * int64_t{c.ffn_dim}, c.dim));
+      L.w_gate = gate_up.Rows(0, c.ffn_dim);
+      L.w_up = gate_up.Rows(c.ffn_dim, c.ffn_dim);
+    } else {
+      RS_ASSIGN_OR_RETURN(L.w_gate, matrix(p + "ffn_gate.weight", c.ffn_dim, c.dim));
+      RS_ASSIGN_OR_RETURN(L.w_up, matrix(p + "ffn_up.weight", c.ffn_dim, c.dim));
+    }
+    RS_ASSIGN_OR_RETURN(L.w_down, matrix(p + "ffn_down.weight", c.dim, c.ffn_dim));
+  }
+  // A tensor the forward pass does not read means a layout it does not know: refuse, never run wrongly.
+  for (const gguf::TensorInfo& t : f.tensors())
+    if (!used.count(t.name))
+      return Status::Unsupported(f.name() + ": tensor " + t.name + " is not part of the " + c.architecture +
+                                 " layout this engine runs");
+  rope_inv_freq_.resize(c.rope_dim / 2);
+  for (int i = 0; i < c.rope_dim / 2; ++i) {
+    const double inv = std::pow(static_cast<double>(c.rope_freq_base), -2.0 * i / c.rope_dim);
+    rope_inv_freq_[i] = static_cast<float>(rope_freqs.empty() ? inv : inv / rope_freqs[i]);
   }
   return Status::Ok();
 }
@@ -135,9 +173,11 @@ void LlamaModel::Attention(int layer, std::span<const SequenceInput> seqs, KvCac
     const int h = static_cast<int>(task % c.num_kv_heads);
     const SequenceInput& in = seqs[ws.token_seq[t]];
     const int64_t n_keys = ws.token_pos[t] + 1;
+    // A sliding window keeps the keys with pos_q - pos_k < window.
+    const int64_t first = c.sliding_window > 0 ? std::max<int64_t>(0, n_keys - c.sliding_window) : 0;
     const int64_t off = t * c.q_dim() + static_cast<int64_t>(h) * group * hd;
-    kernels::AttendSlots(q + off, group, view, h, in.slots.data(), n_keys, hd, scale, ws.scores[thread].data(),
-                         out + off);
+    kernels::AttendSlots(q + off, group, view, h, in.slots.data() + first, n_keys - first, hd, scale,
+                         ws.scores[thread].data(), out + off);
   });
 }
 
@@ -178,6 +218,8 @@ Status LlamaModel::Forward(std::span<const SequenceInput> seqs, KvCache& kv, std
       token_pos[t] = pos;
       token_slot[t] = in.slots[pos];
       kernels::DequantizeRows(token_embd_, in.new_tokens[i], in.new_tokens[i] + 1, x + t * dim);
+      if (c.embedding_scale != 1.0f)
+        for (int64_t j = 0; j < dim; ++j) x[t * dim + j] *= c.embedding_scale;
       const float p = static_cast<float>(pos) / c.rope_linear_scale;
       float* cs = cos_sin + t * c.rope_dim;
       for (int j = 0; j < half_rot; ++j) {
@@ -188,6 +230,8 @@ Status LlamaModel::Forward(std::span<const SequenceInput> seqs, KvCache& kv, std
     }
   }
 
+  auto* const rope = c.rope_style == RopeStyle::kNeox ? &kernels::RopeNeox : &kernels::RopeNorm;
+  auto* const activation = c.ffn_activation == FfnActivation::kGeluTanh ? &kernels::GeluMul : &kernels::SiluMul;
   kernels::MatMulScratch& mm = *matmul_scratch_;
   kernels::ThreadPool& pool = *pool_;
   // Per-token element-wise work, parallel over token chunks for large batches.
@@ -208,8 +252,13 @@ Status LlamaModel::Forward(std::span<const SequenceInput> seqs, KvCache& kv, std
     for_tokens([&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
         const float* cs = cos_sin + i * c.rope_dim;
-        kernels::RopeNorm(q + i * qd, c.num_heads, c.head_dim, c.rope_dim, cs);
-        kernels::RopeNorm(k + i * kvd, c.num_kv_heads, c.head_dim, c.rope_dim, cs);
+        if (c.attention_bias) {
+          kernels::Axpy(1.0f, L.bq.data(), q + i * qd, qd);
+          kernels::Axpy(1.0f, L.bk.data(), k + i * kvd, kvd);
+          kernels::Axpy(1.0f, L.bv.data(), v + i * kvd, kvd);
+        }
+        rope(q + i * qd, c.num_heads, c.head_dim, c.rope_dim, cs);
+        rope(k + i * kvd, c.num_kv_heads, c.head_dim, c.rope_dim, cs);
         kv.Write(l, token_slot[i], k + i * kvd, v + i * kvd);
       }
     });
@@ -223,7 +272,7 @@ Status LlamaModel::Forward(std::span<const SequenceInput> seqs, KvCache& kv, std
     });
     const kernels::MatMulOutput gate_up[] = {{&L.w_gate, gate}, {&L.w_up, up}};
     kernels::MatMulShared(gate_up, xn, T, mm, pool);
-    for_tokens([&](int64_t b, int64_t e) { kernels::SiluMul(gate + b * ffn, up + b * ffn, gate + b * ffn, (e - b) * ffn); });
+    for_tokens([&](int64_t b, int64_t e) { activation(gate + b * ffn, up + b * ffn, gate + b * ffn, (e - b) * ffn); });
     kernels::MatMul(L.w_down, gate, T, xn, mm, pool);
     const float* next_norm = l + 1 < c.num_layers ? layers_[l + 1].attn_norm.data() : nullptr;
     for_tokens([&](int64_t b, int64_t e) {

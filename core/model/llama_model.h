@@ -1,5 +1,5 @@
-// LlamaModel: the llama-architecture forward pass on the CPU over a
-// slot-indexed KV cache.
+// LlamaModel: the forward pass of the llama family (llama, qwen2, phi3, gemma; see LlamaConfig
+// for what differs) on the CPU over a slot-indexed KV cache.
 //
 // One Forward call runs a batch that mixes prefill, extend-after-a-cached-
 // prefix and decode sequences. Each sequence gives its cached length, its new
@@ -9,8 +9,9 @@
 // Sequences may share (read) prefix slots; the slots written in one call must
 // be distinct.
 //
-// Weights are used in place from the GGUF mapping (F32, F16, BF16, Q8_0);
-// norm vectors are copied to F32. Scratch buffers live in the model and only
+// Weights are used in place from the GGUF mapping (every WeightType, mixed per tensor; fused
+// tensors are split into row ranges); norm vectors and biases are copied to F32. A file with a
+// tensor this forward pass would not use is refused, naming the tensor. Scratch buffers live in the model and only
 // grow, so a decode step does not allocate once warm.
 //
 // Thread-safety: Load is thread-safe; Forward must not run concurrently on the
@@ -71,6 +72,7 @@ class LlamaModel {
  private:
   struct Layer {
     std::vector<float> attn_norm, ffn_norm;
+    std::vector<float> bq, bk, bv;  // empty unless config().attention_bias
     kernels::WeightView wq, wk, wv, wo, w_gate, w_up, w_down;
   };
   struct Workspace;
@@ -87,7 +89,7 @@ class LlamaModel {
   kernels::WeightView token_embd_, output_;
   std::vector<float> output_norm_;
   std::vector<Layer> layers_;
-  std::vector<float> rope_inv_freq_;  // [rope_dim / 2]
+  std::vector<float> rope_inv_freq_;  // [rope_dim / 2], rope_freqs.weight's divisors applied
   std::unique_ptr<kernels::ThreadPool> pool_;
   std::unique_ptr<kernels::MatMulScratch> matmul_scratch_;
   std::unique_ptr<Workspace> ws_;

@@ -123,6 +123,10 @@ void Softmax(float* x, int64_t n) { K().softmax(x, n); }
 void RopeNorm(float* x, int num_heads, int head_dim, int rot_dim, const float* cos_sin) {
   K().rope_norm(x, num_heads, head_dim, rot_dim, cos_sin);
 }
+void RopeNeox(float* x, int num_heads, int head_dim, int rot_dim, const float* cos_sin) {
+  K().rope_neox(x, num_heads, head_dim, rot_dim, cos_sin);
+}
+void GeluMul(const float* gate, const float* up, float* out, int64_t n) { K().gelu_mul(gate, up, out, n); }
 void QuantizeRowQ8_0(const float* x, BlockQ8_0* y, int64_t n) { K().quantize_row_q8_0(x, y, n); }
 void DequantizeRowQ8_0(const BlockQ8_0* x, float* y, int64_t n) { K().dequantize_row_q8_0(x, y, n); }
 float DotQ8_0(const BlockQ8_0* a, const BlockQ8_0* b, int64_t n) { return K().dot_q8_0(a, b, n); }

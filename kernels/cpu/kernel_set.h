@@ -42,6 +42,8 @@ struct KernelTable {
   void (*silu_mul)(const float*, const float*, float*, int64_t);
   void (*softmax)(float*, int64_t);
   void (*rope_norm)(float*, int, int, int, const float*);
+  void (*rope_neox)(float*, int, int, int, const float*);
+  void (*gelu_mul)(const float*, const float*, float*, int64_t);
   void (*quantize_row_q8_0)(const float*, BlockQ8_0*, int64_t);
   void (*dequantize_row_q8_0)(const BlockQ8_0*, float*, int64_t);
   float (*dot_q8_0)(const BlockQ8_0*, const BlockQ8_0*, int64_t);

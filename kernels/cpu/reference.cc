@@ -65,6 +65,25 @@ void RopeNorm(float* x, int num_heads, int head_dim, int rot_dim, const float* c
     }
   }
 }
+void RopeNeox(float* x, int num_heads, int head_dim, int rot_dim, const float* cos_sin) {
+  const int half = rot_dim / 2;
+  for (int h = 0; h < num_heads; ++h) {
+    float* v = x + static_cast<int64_t>(h) * head_dim;
+    for (int i = 0; i < half; ++i) {
+      const float c = cos_sin[2 * i], s = cos_sin[2 * i + 1];
+      const float a = v[i], b = v[i + half];
+      v[i] = a * c - b * s;
+      v[i + half] = a * s + b * c;
+    }
+  }
+}
+void GeluMul(const float* gate, const float* up, float* out, int64_t n) {
+  constexpr float kSqrt2OverPi = 0.79788456080286535588f;
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = gate[i];
+    out[i] = 0.5f * g * (1.0f + std::tanh(kSqrt2OverPi * g * (1.0f + 0.044715f * g * g))) * up[i];
+  }
+}
 }  // namespace ref
 
 namespace ref {

@@ -192,6 +192,12 @@ void Softmax(float* x, int64_t n) {
 void RopeNorm(float* x, int num_heads, int head_dim, int rot_dim, const float* cos_sin) {
   ref::RopeNorm(x, num_heads, head_dim, rot_dim, cos_sin);  // tiny: the scalar loop vectorises well enough
 }
+void RopeNeox(float* x, int num_heads, int head_dim, int rot_dim, const float* cos_sin) {
+  ref::RopeNeox(x, num_heads, head_dim, rot_dim, cos_sin);
+}
+void GeluMul(const float* gate, const float* up, float* out, int64_t n) {
+  ref::GeluMul(gate, up, out, n);  // gemma only, and a small share of its step
+}
 
 RS_KERNELS_END
 }  // namespace radixserve::kernels

@@ -27,6 +27,10 @@ void Softmax(float* x, int64_t n);
 // i < rot_dim/2, are rotated by angle with cos_sin[2i] = cos, cos_sin[2i+1] = sin.
 // Dimensions past rot_dim are left as they are.
 void RopeNorm(float* x, int num_heads, int head_dim, int rot_dim, const float* cos_sin);
+// NEOX rotary embedding (qwen2, phi3, gemma): the pairs are (x[i], x[i + rot_dim/2]).
+void RopeNeox(float* x, int num_heads, int head_dim, int rot_dim, const float* cos_sin);
+// out = gelu_tanh(gate) * up (gemma's FFN); out may alias gate or up.
+void GeluMul(const float* gate, const float* up, float* out, int64_t n);
 
 RS_KERNELS_END
 
@@ -38,6 +42,8 @@ void RmsNorm(const float* x, const float* w, float eps, float* y, int64_t n);
 void SiluMul(const float* gate, const float* up, float* out, int64_t n);
 void Softmax(float* x, int64_t n);
 void RopeNorm(float* x, int num_heads, int head_dim, int rot_dim, const float* cos_sin);
+void RopeNeox(float* x, int num_heads, int head_dim, int rot_dim, const float* cos_sin);
+void GeluMul(const float* gate, const float* up, float* out, int64_t n);
 }  // namespace ref
 
 }  // namespace radixserve::kernels
