@@ -1,3 +1,4 @@
+#include "core/model/served_context.h"
 #include "launch/roudi_sizing.h"
 
 #include <algorithm>
@@ -36,12 +37,9 @@ Status IntParam(const PlannedNode* n, const char* key, int64_t* out) {
 
 }  // namespace
 
-Status ReadModelLimits(const std::string& gguf_path, PipelineLimits* limits) {
+Status ReadModelLimits(const std::string& gguf_path, int64_t context, PipelineLimits* limits) {
   RS_ASSIGN_OR_RETURN(auto file, gguf::GgufFile::Open(gguf_path));
-  RS_ASSIGN_OR_RETURN(std::string arch, file->GetString("general.architecture"));
-  RS_ASSIGN_OR_RETURN(limits->context_length, file->GetInt(arch + ".context_length"));
-  if (limits->context_length <= 0)
-    return Status::Corrupt(gguf_path + ": " + arch + ".context_length is " + std::to_string(limits->context_length));
+  RS_ASSIGN_OR_RETURN(limits->context_length, model::ServedContext(*file, context));
   limits->model = gguf_path;
   auto tokens = file->GetStringArray("tokenizer.ggml.tokens");
   if (tokens.ok()) {
@@ -82,7 +80,9 @@ Result<PipelineLimits> PipelineLimitsFromPlan(const LaunchPlan& plan) {
   if (model.empty()) {
     RS_ASSIGN_OR_RETURN(model, builtin_model::EnsureDefaultModel());
   }
-  RS_RETURN_IF_ERROR(ReadModelLimits(model, &l));
+  int64_t context = 0;
+  RS_RETURN_IF_ERROR(IntParam(s, "context", &context));
+  RS_RETURN_IF_ERROR(ReadModelLimits(model, context, &l));
   return l;
 }
 

@@ -4,8 +4,9 @@
 //
 // Every bound is a worst case the pipeline can reach, not a typical size
 // (a message that does not fit a chunk is dropped, and a dropped output is a
-// lost response). With R = max_running_requests, C = the model's context
-// length (capped by max_total_tokens where one request's slots are meant),
+// lost response). With R = max_running_requests, C = the served context
+// (the scheduler's `context` parameter, model::ServedContext; capped by
+// max_total_tokens where one request's slots are meant),
 // P = tokens of one prefill batch (chunked_prefill_size when chunking, else
 // max(max_prefill_tokens, C); at most max_total_tokens), T = P + R:
 //   TokenizedRequest  a C-token prompt with the api's most stop ids/strings
@@ -32,7 +33,7 @@ struct PipelineLimits {
   std::string model;             // "" = the built-in default model
   int64_t vocab_size = 0;        // 0 when unknown
   int64_t max_token_bytes = 0;   // longest token text in the vocabulary
-  int64_t context_length = 0;
+  int64_t context_length = 0;   // served context (model::ServedContext)
   int64_t max_running_requests = 0;
   int64_t chunked_prefill_size = 0;  // <= 0: no chunking
   int64_t max_prefill_tokens = 0;
@@ -44,8 +45,9 @@ struct PipelineLimits {
 // sizes when none is set). Errors name the parameter or the model file.
 Result<PipelineLimits> PipelineLimitsFromPlan(const LaunchPlan& plan);
 
-// Fills the model fields of *limits from a GGUF file.
-Status ReadModelLimits(const std::string& gguf_path, PipelineLimits* limits);
+// Fills the model fields of *limits from a GGUF file, with the served context for the `context`
+// parameter (0: the default).
+Status ReadModelLimits(const std::string& gguf_path, int64_t context, PipelineLimits* limits);
 
 struct MessageBounds {
   uint64_t tokenized_request = 0;

@@ -204,7 +204,7 @@ bool HttpServer::PrepareInput(GenerateRequest* req, ApiError* error) {
   if (context > 0 && req->input_ids.size() >= static_cast<size_t>(context)) {
     *error = ApiError::BadRequest(
         field, std::string(field) + ": the prompt has " + std::to_string(req->input_ids.size()) +
-                   " tokens, but the model's context length is " + std::to_string(context) +
+                   " tokens, but the served context is " + std::to_string(context) +
                    " tokens and at least one must be left for the output");
     return false;
   }

@@ -1,3 +1,4 @@
+#include "core/model/served_context.h"
 #include "nodes/api/api_node.h"
 
 #include <glog/logging.h>
@@ -61,6 +62,7 @@ ApiNode::ApiNode(NodeContext ctx) : Node(std::move(ctx)) {
   params().DeclareString("model", "", "GGUF file: tokenizer, chat template and context length", {}, true);
   params().DeclareString("host", "127.0.0.1", "address to bind (loopback unless opened up)", {}, true);
   params().DeclareInt("port", 30000, 0, 65535, "HTTP port (0: any free port)", true);
+  params().DeclareInt("context", 0, 0, int64_t(1) << 30, "served context in tokens: 0 = the model's, at most 4096 (model::kDefaultServedContext)", true);
   params().DeclareString("api_key", "", "required as 'Authorization: Bearer <key>' when set", {}, true);
   params().DeclareString("admin_key", "", "required for /admin/* and /flush_cache when set", {}, true);
   params().DeclareString("served_model_name", "default", "model name clients use", {}, true);
@@ -93,9 +95,7 @@ Status ApiNode::OnConfigure() {
   RS_ASSIGN_OR_RETURN(auto file, gguf::GgufFile::Open(path));
   file_ = std::move(file);
   RS_ASSIGN_OR_RETURN(tokenizer_, Tokenizer::FromGguf(*file_));
-  RS_ASSIGN_OR_RETURN(std::string arch, file_->GetString("general.architecture"));
-  RS_ASSIGN_OR_RETURN(int64_t ctx, file_->GetInt(arch + ".context_length"));
-  context_length_ = static_cast<int32_t>(ctx);
+  RS_ASSIGN_OR_RETURN(context_length_, model::ServedContext(*file_, params().GetInt("context")));
   required_nodes_ = SplitCommas(params().GetString("required_nodes"));
 
   transport::ChannelOptions opts;

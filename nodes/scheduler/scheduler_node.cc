@@ -1,3 +1,4 @@
+#include "core/model/served_context.h"
 #include "nodes/scheduler/scheduler_node.h"
 
 #include "kernels/cpu/cpu_features.h"
@@ -49,6 +50,7 @@ SchedulerNode::SchedulerNode(NodeContext ctx) : Node(std::move(ctx)) {
   auto& p = params();
   p.DeclareString("model", "", "GGUF file: tokenizer (EOS ids, stop strings) and context length", {}, true);
   p.DeclareString("policy", "lpm", "scheduling policy plugin");
+  p.DeclareInt("context", 0, 0, int64_t(1) << 30, "served context in tokens: 0 = the model's, at most 4096 (model::kDefaultServedContext)", true);
   p.DeclareString("policy_params", "", "policy plugin parameters: name=value,name=value");
   p.DeclareString("cache", "radix", "prefix cache plugin", {}, true);
   p.DeclareString("cache_params", "", "cache plugin parameters: name=value,name=value", {}, true);
@@ -105,9 +107,7 @@ Status SchedulerNode::OnConfigure() {
   if (path.empty()) return Status::InvalidArgument("parameter 'model' is required");
   RS_ASSIGN_OR_RETURN(auto file, gguf::GgufFile::Open(path));
   RS_ASSIGN_OR_RETURN(tokenizer_, Tokenizer::FromGguf(*file));
-  RS_ASSIGN_OR_RETURN(std::string arch, file->GetString("general.architecture"));
-  RS_ASSIGN_OR_RETURN(int64_t ctx, file->GetInt(arch + ".context_length"));
-  context_length_ = static_cast<int32_t>(ctx);
+  RS_ASSIGN_OR_RETURN(context_length_, model::ServedContext(*file, params().GetInt("context")));
 
   std::vector<std::string> dirs;
   std::stringstream ss(params().GetString("plugin_dirs"));

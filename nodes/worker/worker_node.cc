@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 
 #include "core/model/llama_model.h"
+#include "core/model/served_context.h"
 #include "kernels/cpu/cpu_features.h"
 #include "nodes/component.h"
 #include "transport/messages.h"
@@ -12,6 +13,7 @@ namespace radixserve::nodes {
 WorkerNode::WorkerNode(NodeContext ctx) : Node(std::move(ctx)) {
   params().DeclareString("model", "", "GGUF model file", {}, true);
   params().DeclareInt("threads", 2, 1, 1024, "compute threads", true);
+  params().DeclareInt("context", 0, 0, int64_t(1) << 30, "served context in tokens: 0 = the model's, at most 4096 (model::kDefaultServedContext)", true);
   params().DeclareInt("kv_slots", 16384, 64, int64_t(1) << 32,
                       "KV slots (at least the scheduler's max_total_tokens + page_size)", true);
   params().DeclareInt("max_running_requests", 256, 1, 65536, "req-to-token rows (the scheduler's)", true);
@@ -30,7 +32,7 @@ Status WorkerNode::OnConfigure() {
   // What runs the model on this machine: CPU features, kernel set, GEMM library and its core type.
   LOG(INFO) << name() << ": " << kernels::SystemInfo();
   RS_ASSIGN_OR_RETURN(auto model, model::LlamaModel::Load(shared, mo));
-  int32_t ctx = model->config().context_length;
+  RS_ASSIGN_OR_RETURN(int32_t ctx, model::ServedContext(*shared, params().GetInt("context")));
   std::shared_ptr<model::LlamaModel> m(std::move(model));
   // One spare row position: the scheduler may allocate a token past the context in overlap mode.
   RS_ASSIGN_OR_RETURN(worker_, ModelWorker::Create(m, params().GetInt("kv_slots") + 256,

@@ -230,7 +230,7 @@ TEST_F(HttpServerTest, ErrorsKeepTheServerServing) {
       {"/v1/completions", R"({"prompt": "x", "model": "gpt-4"})", 400, "unknown model \"gpt-4\""},
       {"/v1/completions", R"({"prompt": "x", "n": 99})", 400, "n: must be in [1, 16], got 99"},
       {"/v1/completions", R"({"prompt": "this prompt is far too long"})", 400,
-       "prompt: the prompt has 28 tokens, but the model's context length is 16"},
+       "prompt: the prompt has 28 tokens, but the served context is 16"},
       {"/v1/chat/completions", R"({"messages": [{"role": "user", "content": "a long question here"}]})", 400,
        "messages: the prompt has"},
       {"/v1/completions", R"({"prompt": "FAIL"})", 400, "the fake backend refused this prompt"},

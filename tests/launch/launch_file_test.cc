@@ -110,13 +110,13 @@ TEST(ShippedFilesTest, EdgeRunsFourProcessesInStartOrder) {
   ASSERT_NE(worker, nullptr);
   EXPECT_EQ(worker->argv, (std::vector<std::string>{"radixserve", "node", "worker", "--name", "worker", "--namespace",
                                                     "default", "--process-name", "radixserve_worker", "-p",
-                                                    "model:=/models/m.gguf", "-p", "threads:=4"}));
+                                                    "model:=/models/m.gguf", "-p", "threads:=4", "-p", "context:=0"}));
   const ProcessPlan* sched = plan->Find("scheduler");
   EXPECT_EQ(sched->nodes[0].Param("policy"), "fcfs");
   EXPECT_EQ(sched->nodes[0].Param("cache"), "chunk");
   EXPECT_EQ(plan->Find("api")->nodes[0].Param("port"), "8080");
   EXPECT_EQ(plan->args.at("threads"), "4");
-  EXPECT_EQ(plan->args.size(), 6u);
+  EXPECT_EQ(plan->args.size(), 7u);
 }
 
 TEST(ShippedFilesTest, EdgeDefaults) {
@@ -126,6 +126,8 @@ TEST(ShippedFilesTest, EdgeDefaults) {
   EXPECT_EQ(plan->Find("api")->nodes[0].Param("port"), "30000");
   EXPECT_EQ(plan->Find("api")->nodes[0].Param("model", "unset"), "");
   EXPECT_EQ(plan->Find("api")->nodes[0].Param("drain_timeout_s"), "30");
+  // The served context is chosen by model::ServedContext unless the operator sets it.
+  for (const char* node : {"worker", "scheduler", "api"}) EXPECT_EQ(plan->Find(node)->nodes[0].Param("context"), "0");
 }
 
 TEST(ShippedFilesTest, CompactRunsOneContainer) {
@@ -142,9 +144,10 @@ TEST(ShippedFilesTest, CompactRunsOneContainer) {
                         "/opt/rs/bin/radixserve", "container", "-n", "detokenizer:detokenizer", "-n", "worker:worker",
                         "-n", "scheduler:scheduler", "-n", "api:api", "--namespace", "default", "--process-name",
                         "radixserve_radixserve", "-p", "detokenizer.model:=m.gguf", "-p", "worker.model:=m.gguf", "-p",
-                        "worker.threads:=3", "-p", "scheduler.model:=m.gguf", "-p", "scheduler.policy:=lpm", "-p",
-                        "scheduler.cache:=radix", "-p", "api.model:=m.gguf", "-p", "api.port:=30000", "-p",
-                        "api.drain_timeout_s:=30",
+                        "worker.threads:=3", "-p", "worker.context:=0", "-p", "scheduler.model:=m.gguf", "-p",
+                        "scheduler.policy:=lpm", "-p", "scheduler.cache:=radix", "-p", "scheduler.context:=0", "-p",
+                        "api.model:=m.gguf", "-p", "api.port:=30000", "-p", "api.drain_timeout_s:=30", "-p",
+                        "api.context:=0",
                         "--component-dir", "/opt/rs/lib"}));
 }
 

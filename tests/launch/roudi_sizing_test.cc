@@ -9,6 +9,7 @@
 #include "core/builtin_model/builtin_model.h"
 #include "core/gguf/gguf_reader.h"
 #include "core/modelgen/model_generator.h"
+#include "core/model/served_context.h"
 #include "launch/launch_plan.h"
 #include "launch/roudi_sizing.h"
 #include "transport/messages.h"
@@ -139,6 +140,37 @@ TEST_F(RouDiSizingTest, BuiltinModelWhenNoModelIsSet) {
   EXPECT_EQ(limits->max_running_requests, 4);
 }
 
+// The served context, not the file's maximum, sizes the messages: Llama 3.1 files declare 131072.
+TEST_F(RouDiSizingTest, ContextIsTheServedOneNotTheFilesMaximum) {
+  const std::string llama3 = std::string(RADIXSERVE_SHARED_DIR) + "/models/ref/models/b_llama3rope.F32.gguf";
+  auto plan_with = [&](std::vector<std::pair<std::string, std::string>> params) {
+    LaunchPlan plan;
+    plan.processes.push_back(ProcessPlan{});
+    params.emplace_back("model", llama3);
+    plan.processes[0].nodes.push_back(PlannedNode{"scheduler", "scheduler", {params.begin(), params.end()}});
+    return plan;
+  };
+  auto by_default = PipelineLimitsFromPlan(plan_with({}));
+  ASSERT_TRUE(by_default.ok()) << by_default.status().message();
+  EXPECT_EQ(by_default->context_length, model::kDefaultServedContext);
+  auto chosen = PipelineLimitsFromPlan(plan_with({{"context", "1000"}}));
+  ASSERT_TRUE(chosen.ok()) << chosen.status().message();
+  EXPECT_EQ(chosen->context_length, 1000);
+  auto whole = PipelineLimitsFromPlan(plan_with({{"context", "131072"}}));
+  ASSERT_TRUE(whole.ok()) << whole.status().message();
+  EXPECT_EQ(whole->context_length, 131072);
+  EXPECT_GT(ComputeMessageBounds(*whole).largest(), ComputeMessageBounds(*by_default).largest());
+  auto too_long = PipelineLimitsFromPlan(plan_with({{"context", "131073"}}));
+  ASSERT_FALSE(too_long.ok());
+  EXPECT_NE(too_long.status().message().find("context 131073 exceeds the model's context length 131072"),
+            std::string::npos)
+      << too_long.status().message();
+  // A short model keeps its own context by default.
+  auto small = PipelineLimitsFromPlan(Plan(""));
+  ASSERT_TRUE(small.ok());
+  EXPECT_EQ(small->context_length, 512);
+}
+
 TEST_F(RouDiSizingTest, Errors) {
   LaunchPlan plan;
   plan.processes.push_back(ProcessPlan{});
@@ -162,7 +194,7 @@ TEST_F(RouDiSizingTest, Errors) {
   std::string long_model = dir_ + "/long.gguf";
   ASSERT_TRUE(modelgen::GenerateModel(spec, long_model).ok());
   plan.processes[0].nodes[0].params = {{"model", long_model}, {"max_running_requests", "16384"},
-                                       {"max_total_tokens", "100000000"}};
+                                       {"max_total_tokens", "100000000"}, {"context", "1048576"}};
   auto huge = RouDiConfigForPlan(plan);
   ASSERT_FALSE(huge.ok());
   EXPECT_EQ(huge.status().code(), StatusCode::kOutOfRange);
