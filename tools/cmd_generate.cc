@@ -2,7 +2,10 @@
 // prompt on the CPU and prints the text; speed goes to stderr.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -22,6 +25,8 @@ namespace {
 struct GenerateOptions {
   std::string model;
   std::string prompt;
+  std::string prompt_ids;  // "1,15,27": token ids instead of text
+  bool print_ids = false;
   SamplingParams sampling;
   int threads = 2;
   std::string kv_type = "f32";
@@ -36,7 +41,32 @@ int Fail(const std::string& what, const Status& s) {
   return 1;
 }
 
+// "1,15,27" -> {1, 15, 27}; each id must be in [0, vocab).
+Result<std::vector<int32_t>> ParseTokenIds(const std::string& text, int32_t vocab) {
+  std::vector<int32_t> ids;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    const size_t comma = std::min(text.find(',', pos), text.size());
+    const std::string item = text.substr(pos, comma - pos);
+    char* end = nullptr;
+    errno = 0;
+    const long long v = std::strtoll(item.c_str(), &end, 10);
+    if (item.empty() || errno != 0 || *end != '\0')
+      return Status::InvalidArgument("'" + item + "' is not a token id (expected comma-separated integers)");
+    if (v < 0 || v >= vocab)
+      return Status::InvalidArgument("token id " + item + " is outside the vocabulary [0, " + std::to_string(vocab) +
+                                     ")");
+    ids.push_back(static_cast<int32_t>(v));
+    pos = comma + 1;
+  }
+  return ids;
+}
+
 int RunGenerate(GenerateOptions o) {
+  if (o.prompt.empty() && o.prompt_ids.empty()) {
+    std::fprintf(stderr, "generate: give --prompt TEXT or --prompt-ids ID,ID,...\n");
+    return 2;
+  }
   o.sampling.ignore_eos = o.ignore_eos;
   o.sampling.logprobs = o.logprobs;
   if (Status s = o.sampling.Validate(); !s.ok()) return Fail("bad sampling parameters", s);
@@ -66,7 +96,17 @@ int RunGenerate(GenerateOptions o) {
   model::LlamaModel& m = **loaded;
   const model::LlamaConfig& c = m.config();
 
-  std::vector<int32_t> prompt = (*tokenizer)->Encode(o.prompt, /*add_special=*/true, /*parse_special=*/true);
+  std::vector<int32_t> prompt;
+  if (!o.prompt_ids.empty()) {
+    auto ids = ParseTokenIds(o.prompt_ids, c.vocab_size);
+    if (!ids.ok()) {
+      std::fprintf(stderr, "generate: --prompt-ids: %s\n", ids.status().message().c_str());
+      return 2;
+    }
+    prompt = std::move(ids).value();
+  } else {
+    prompt = (*tokenizer)->Encode(o.prompt, /*add_special=*/true, /*parse_special=*/true);
+  }
   if (prompt.empty()) {
     std::fprintf(stderr, "generate: the prompt encodes to no tokens\n");
     return 1;
@@ -121,6 +161,12 @@ int RunGenerate(GenerateOptions o) {
     next = {r.token};
   }
   std::printf("\n");
+  if (o.print_ids) {  // the last line: the generated ids as a JSON array
+    std::string line = "[";
+    for (size_t i = 0; i < generated.size(); ++i) line += (i ? "," : "") + std::to_string(generated[i]);
+    std::printf("%s]\n", line.c_str());
+  }
+  std::fflush(stdout);
   auto t_end = Clock::now();
   const double prefill_s = std::chrono::duration<double>(t_first - t_start).count();
   const double decode_s = std::chrono::duration<double>(t_end - t_first).count();
@@ -135,7 +181,12 @@ CommandRegistrar reg({"generate", "Complete a prompt with a GGUF model on the CP
                         auto o = std::make_shared<GenerateOptions>();
                         o->sampling.max_new_tokens = 64;
                         app.add_option("-m,--model", o->model, "GGUF model path (default: the built-in stories260K)");
-                        app.add_option("-p,--prompt", o->prompt, "Prompt text")->required();
+                        auto* text = app.add_option("-p,--prompt", o->prompt, "Prompt text");
+                        auto* ids = app.add_option("--prompt-ids", o->prompt_ids,
+                                                   "Prompt as token ids, e.g. 1,15,27 (no tokenizer involved)");
+                        text->excludes(ids);
+                        app.add_flag("--print-ids", o->print_ids,
+                                     "Print the generated token ids as a JSON array on the last line");
                         app.add_option("-n,--max-tokens", o->sampling.max_new_tokens, "Tokens to generate")
                             ->capture_default_str();
                         app.add_option("--temperature", o->sampling.temperature, "0 = greedy")->capture_default_str();

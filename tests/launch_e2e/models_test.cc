@@ -89,6 +89,28 @@ TEST_P(LaunchModelsTest, PipelineGreedyIdsEqualInProcessAndTheContextIsTheChosen
   EXPECT_EQ(pipeline_test::Get(port, "/v1/models").json["data"][0]["max_model_len"], kContext);
 }
 
+// `radixserve generate --prompt-ids ... --print-ids`: anyone can check a file against llama.cpp
+// without writing code. F32 weights with an F32 KV cache give llama.cpp's greedy ids exactly.
+TEST(GenerateCommand, PrintsLlamaCppsGreedyIdsForF32Files) {
+  for (const char* run_name : {"b_llama3rope.F32.kv_f32", "c_qwen2.F32.kv_f32", "d_phi3.F32.kv_f32"}) {
+    const json& run = Manifest()["runs"][run_name];
+    for (const json& p : run["prompts"]) {
+      std::string ids;
+      for (int32_t id : p["prompt_ids"].get<std::vector<int32_t>>()) ids += (ids.empty() ? "" : ",") + std::to_string(id);
+      int status = 0;
+      std::string out = pipeline_test::RunCommand(
+          pipeline_test::ShellQuote(pipeline_test::RadixserveBinary()) + " generate --model " +
+              pipeline_test::ShellQuote(kRef + run["model_path"].get<std::string>()) + " --prompt-ids " + ids +
+              " --max-tokens 16 --temperature 0 --kv-type f32 --ignore-eos --print-ids 2>/dev/null",
+          &status);
+      ASSERT_EQ(status, 0) << run_name << ": " << out;
+      while (!out.empty() && out.back() == '\n') out.pop_back();
+      const std::string last = out.substr(out.rfind('\n') == std::string::npos ? 0 : out.rfind('\n') + 1);
+      EXPECT_EQ(json::parse(last, nullptr, false), p["greedy_ids"]) << run_name << " prompt " << p["index"];
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Ref, LaunchModelsTest,
                          ::testing::Values("b_llama3rope.F32", "c_qwen2.Q4_K_M", "d_phi3.Q8_0", "e_gemma.F32",
                                            "a_llama.Q5_K_M"),

@@ -34,6 +34,27 @@ std::string Stories260K() { return std::string(RADIXSERVE_SHARED_DIR) + "/models
 std::string GoldenFile() { return std::string(RADIXSERVE_SHARED_DIR) + "/models/golden_stories260K.json"; }
 std::string RadixserveBinary() { return std::string(RADIXSERVE_BINARY_DIR) + "/bin/radixserve"; }
 
+// Runs a command, returns its stdout and exit status.
+std::string RunCommand(const std::string& cmd, int* status) {
+  std::string out;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) {
+    *status = -1;
+    return out;
+  }
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof(buf), p)) > 0;) out.append(buf, n);
+  int st = ::pclose(p);
+  *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return out;
+}
+
+std::string ShellQuote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;

@@ -31,6 +31,10 @@ std::string Stories260K();
 std::string GoldenFile();
 // ${RADIXSERVE_BINARY_DIR}/bin/radixserve.
 std::string RadixserveBinary();
+// Runs a shell command; its stdout, and its exit status in *status (-1: it did not exit).
+std::string RunCommand(const std::string& cmd, int* status);
+// `s` in single quotes for the shell.
+std::string ShellQuote(const std::string& s);
 // The whole file as bytes ("" when it cannot be read).
 std::string ReadFile(const std::string& path);
 // fork/exec `argv` in its own process group (SIGTERM when the test process dies), stdout and stderr
