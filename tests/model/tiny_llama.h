@@ -26,6 +26,7 @@ struct TinyLlamaSpec {
   uint32_t dim = 64, layers = 2, heads = 4, kv_heads = 2, ffn = 96, vocab = 160, context = 256;
   uint32_t rope_dim = 0;  // 0: head_dim
   bool tied = false;
+  uint32_t sliding_window = 0;  // 0: no llama.attention.sliding_window key
   gguf::TensorType type = gguf::TensorType::kF32;
   std::map<std::string, gguf::TensorType> type_override;  // per tensor name
   std::vector<std::string> skip;                           // tensors left out
@@ -59,6 +60,7 @@ inline std::shared_ptr<const gguf::GgufFile> MakeTinyLlama(const TinyLlamaSpec& 
   w.SetU32("llama.context_length", s.context);
   w.SetF32("llama.attention.layer_norm_rms_epsilon", 1e-5f);
   w.SetU32("llama.rope.dimension_count", s.rope_dim ? s.rope_dim : s.dim / s.heads);
+  if (s.sliding_window) w.SetU32("llama.attention.sliding_window", s.sliding_window);
   std::mt19937_64 rng(s.seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   auto add = [&](const std::string& name, uint32_t cols, uint32_t rows, float stddev, bool norm) {
