@@ -83,13 +83,21 @@ ChatTemplate ChatTemplate::ForFamily(ChatTemplateFamily family, Options options)
   return ChatTemplate(family, std::move(options));
 }
 
-ChatTemplate ChatTemplate::FromTemplateText(std::string_view template_text, Options options) {
+Result<ChatTemplate> ChatTemplate::FromTemplateText(std::string_view template_text, Options options) {
   std::optional<ChatTemplateFamily> family = DetectChatTemplateFamily(template_text);
-  if (!family) {
-    LOG(WARNING) << (template_text.empty() ? "the model has no chat template"
-                                           : "unrecognised chat template")
-                 << "; using ChatML (choose another with --chat-template)";
+  if (!family && template_text.empty()) {
+    LOG(WARNING) << "the model has no chat template; using ChatML (choose another with chat_template:=<family>)";
     family = ChatTemplateFamily::kChatML;
+  }
+  if (!family) {
+    constexpr size_t kQuoted = 100;
+    std::string start(template_text.substr(0, kQuoted));
+    for (char& c : start)
+      if (c == '\n') c = ' ';
+    return Status::Unsupported("the model's chat template is not one of the families this server renders (chatml, "
+                               "llama2, llama3, mistral, gemma, phi3, zephyr): \"" + start +
+                               (template_text.size() > kQuoted ? "...\"" : "\"") +
+                               "; choose a family with chat_template:=<family>, or use /v1/completions");
   }
   return ChatTemplate(*family, std::move(options));
 }

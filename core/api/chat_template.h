@@ -2,8 +2,10 @@
 // common template families, without a Jinja engine.
 //
 // The family is recognised from the GGUF's tokenizer.chat_template text by
-// its marker tokens, or chosen by name. An unknown or missing template falls
-// back to ChatML with a warning. Rendered text contains the family's special
+// its marker tokens, or chosen by name. A missing template falls back to
+// ChatML with a warning; a template of no known family is an error that names
+// it (rendering it as another family would give the model a prompt it was
+// never trained on). Rendered text contains the family's special
 // tokens (including BOS where the family's template writes it), so the result
 // is tokenized with special-token parsing on and without adding BOS again.
 // Immutable after construction; Render is safe from any thread.
@@ -34,9 +36,12 @@ class ChatTemplate {
     std::string eos_token;  // empty: the family's usual EOS ("</s>")
   };
 
-  // From the GGUF's template text (may be empty); ChatML with a LOG(WARNING) when unrecognised.
-  static ChatTemplate FromTemplateText(std::string_view template_text, Options options);
-  static ChatTemplate FromTemplateText(std::string_view template_text) { return FromTemplateText(template_text, {}); }
+  // From the GGUF's template text: ChatML with a LOG(WARNING) when it is empty, Unsupported
+  // (quoting the template's start) when no family's markers are in it.
+  static Result<ChatTemplate> FromTemplateText(std::string_view template_text, Options options);
+  static Result<ChatTemplate> FromTemplateText(std::string_view template_text) {
+    return FromTemplateText(template_text, {});
+  }
   // From a family name given by the operator (--chat-template); InvalidArgument for an unknown name.
   static Result<ChatTemplate> FromFamilyName(std::string_view name, Options options);
   static ChatTemplate ForFamily(ChatTemplateFamily family, Options options);

@@ -70,8 +70,13 @@ Status HttpServer::Start() {
     RS_ASSIGN_OR_RETURN(ChatTemplate t,
                         ChatTemplate::FromFamilyName(options_.chat_template_name, options_.chat_template_options));
     chat_template_.emplace(std::move(t));
+  } else if (auto t = ChatTemplate::FromTemplateText(options_.chat_template_text, options_.chat_template_options);
+             t.ok()) {
+    chat_template_.emplace(std::move(t).value());
   } else {
-    chat_template_.emplace(ChatTemplate::FromTemplateText(options_.chat_template_text, options_.chat_template_options));
+    // Completions still work; chat requests get this error.
+    chat_template_error_ = t.status().message();
+    LOG(WARNING) << chat_template_error_;
   }
   start_time_ = static_cast<int64_t>(std::time(nullptr));
   HttpListener::Options lo;
@@ -83,11 +88,16 @@ Status HttpServer::Start() {
   lo.limits.write_timeout_ms = options_.write_timeout_ms;
   RS_RETURN_IF_ERROR(listener_.Start(lo, [this](const HttpRequest& r, HttpConnection& c) { Handle(r, c); }));
   LOG(INFO) << "api server listening on " << options_.host << ":" << listener_.port() << " (chat template "
-            << ChatTemplateFamilyName(chat_template_->family()) << ")";
+            << (chat_template_ ? ChatTemplateFamilyName(chat_template_->family()) : "unrecognised") << ")";
   return Status::Ok();
 }
 
 void HttpServer::Stop() { listener_.Stop(); }
+
+Result<std::string> HttpServer::RenderChat(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {
+  if (!chat_template_) return Status::Unsupported(chat_template_error_);
+  return chat_template_->Render(messages, add_generation_prompt);
+}
 
 bool HttpServer::Authorized(const HttpRequest& request) const { return AuthorizedAs(request, options_.api_key); }
 
@@ -172,7 +182,7 @@ bool HttpServer::PrepareInput(GenerateRequest* req, ApiError* error) {
                       : req->endpoint == Endpoint::kGenerate      ? (req->has_text ? "text" : "input_ids")
                                                                   : "prompt";
   if (!req->messages.empty()) {
-    Result<std::string> prompt = chat_template_->Render(req->messages, req->add_generation_prompt);
+    Result<std::string> prompt = RenderChat(req->messages, req->add_generation_prompt);
     if (!prompt.ok()) {
       *error = ApiError::BadRequest("messages", prompt.status().message());
       return false;
@@ -340,7 +350,7 @@ void HttpServer::HandleTokenize(const HttpRequest& http, HttpConnection& conn) {
   std::string text = req.text;
   bool add_special = req.add_special_tokens;
   if (req.has_messages) {
-    Result<std::string> prompt = chat_template_->Render(req.messages, /*add_generation_prompt=*/true);
+    Result<std::string> prompt = RenderChat(req.messages, /*add_generation_prompt=*/true);
     if (!prompt.ok()) return SendError(conn, ApiError::BadRequest("messages", prompt.status().message()));
     text = std::move(prompt).value();
     add_special = false;  // the rendered template carries its own special tokens

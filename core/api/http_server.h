@@ -58,12 +58,14 @@ class HttpServer {
   // a drain waits for these, not only for the backend's outputs, before it calls Stop().
   int active_requests() const { return active_requests_.load(std::memory_order_acquire); }
   int port() const { return listener_.port(); }
-  const ChatTemplate& chat_template() const { return *chat_template_; }
+  // The chat template in use; nullptr when the model's is not recognised (chat requests then fail).
+  const ChatTemplate* chat_template() const { return chat_template_ ? &*chat_template_ : nullptr; }
 
   // Renders/tokenizes req's input into req->input_ids and checks it against the context length.
   bool PrepareInput(GenerateRequest* req, ApiError* error);
 
  private:
+  Result<std::string> RenderChat(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const;
   void Handle(const HttpRequest& request, HttpConnection& conn);
   void HandleGenerate(const HttpRequest& request, HttpConnection& conn, Endpoint endpoint);
   void HandleTokenize(const HttpRequest& request, HttpConnection& conn);
@@ -74,7 +76,8 @@ class HttpServer {
 
   HttpServerOptions options_;
   ApiBackend* backend_;
-  std::optional<ChatTemplate> chat_template_;
+  std::optional<ChatTemplate> chat_template_;  // empty when the model's template is not recognised
+  std::string chat_template_error_;           // why (what chat requests are told)
   HttpListener listener_;
   int64_t start_time_ = 0;
   std::atomic<int> active_requests_{0};

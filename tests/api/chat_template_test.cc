@@ -1,6 +1,7 @@
 // Chat templates: family detection from template text, and each family's rendering against a
 // hand-checked expected string.
 #include "core/api/chat_template.h"
+#include "core/gguf/gguf_reader.h"
 
 #include <gtest/gtest.h>
 
@@ -34,11 +35,25 @@ TEST(ChatTemplateDetect, FromTemplateText) {
   EXPECT_EQ(DetectChatTemplateFamily(""), std::nullopt);
 }
 
-TEST(ChatTemplateDetect, UnknownFallsBackToChatML) {
-  EXPECT_EQ(ChatTemplate::FromTemplateText("").family(), ChatTemplateFamily::kChatML);
-  EXPECT_EQ(ChatTemplate::FromTemplateText("{% for m in messages %}{{ m.content }}{% endfor %}").family(),
-            ChatTemplateFamily::kChatML);
-  EXPECT_EQ(ChatTemplate::FromTemplateText("<start_of_turn>").family(), ChatTemplateFamily::kGemma);
+TEST(ChatTemplateDetect, MissingFallsBackToChatMLUnknownIsRefusedByName) {
+  EXPECT_EQ(ChatTemplate::FromTemplateText("")->family(), ChatTemplateFamily::kChatML);
+  EXPECT_EQ(ChatTemplate::FromTemplateText("<start_of_turn>")->family(), ChatTemplateFamily::kGemma);
+  auto unknown = ChatTemplate::FromTemplateText("{% for m in messages %}{{ m.content }}{% endfor %}");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(unknown.status().message().find("\"{% for m in messages %}{{ m.content }}{% endfor %}\""),
+            std::string::npos)
+      << unknown.status().message();
+  EXPECT_NE(unknown.status().message().find("chat_template:=<family>"), std::string::npos);
+}
+
+// The templates the reference files and vocabularies carry are recognised.
+TEST(ChatTemplateDetect, TheShippedTemplatesAreRecognised) {
+  auto phi3 = gguf::GgufFile::Open(std::string(RADIXSERVE_SHARED_DIR) + "/models/ref/models/d_phi3.F32.gguf");
+  ASSERT_TRUE(phi3.ok()) << phi3.status().ToString();
+  auto text = (*phi3)->GetString("tokenizer.chat_template");
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(DetectChatTemplateFamily(*text), ChatTemplateFamily::kPhi3);
 }
 
 TEST(ChatTemplateDetect, ByName) {

@@ -119,6 +119,20 @@ TEST_F(HttpServerTest, ChatNonStreamRendersTemplateAndReturnsLogprobs) {
   EXPECT_EQ(sub[0].input_ids[0], '<' + 3);
 }
 
+// A template of no known family: chat requests are refused naming it; completions still work.
+TEST_F(HttpServerTest, UnrecognisedChatTemplateIsNamedInTheChatError) {
+  HttpServerOptions options;
+  options.chat_template_text = "{% for m in messages %}<<{{ m.role }}>>{{ m.content }}{% endfor %}";
+  StartServer(options);
+  auto [status, body] = Post("/v1/chat/completions", R"({"messages": [{"role": "user", "content": "q"}],
+      "max_tokens": 2})");
+  EXPECT_EQ(status, 400) << body;
+  EXPECT_NE(body.find("is not one of the families this server renders"), std::string::npos) << body;
+  EXPECT_NE(body.find("<<{{ m.role }}>>"), std::string::npos) << body;
+  auto [cstatus, cbody] = Post("/v1/completions", R"({"prompt": "hi", "max_tokens": 2})");
+  EXPECT_EQ(cstatus, 200) << cbody;
+}
+
 TEST_F(HttpServerTest, ChatStreamWithUsage) {
   StartServer();
   auto [status, body] = Post("/v1/chat/completions", R"({"messages": [{"role": "user", "content": "q"}],
