@@ -31,7 +31,7 @@ int RunGenModel(const GenModelOptions& o) {
     std::fprintf(stderr, "gen-model: %s\n", type.status().message().c_str());
     return 2;
   }
-  spec->weight_type = *type;
+  spec->weights = *type;
   spec->seed = o.seed;
   spec->tied_output = o.tied;
   spec->tokenizer_from = o.tokenizer_from;
@@ -58,7 +58,8 @@ CommandRegistrar reg({"gen-model", "Write a llama GGUF model with deterministic 
                         auto o = std::make_shared<GenModelOptions>();
                         app.add_option("-o,--out", o->out, "Output GGUF path")->required();
                         app.add_option("--size", o->size, "tiny | small | medium")->capture_default_str();
-                        app.add_option("--type", o->type, "f32 | f16 | bf16 | q8_0")->capture_default_str();
+                        app.add_option("--type", o->type, "f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl q2_k q3_k q4_k q5_k q6_k q4_k_m q5_k_m")
+                            ->capture_default_str();
                         app.add_option("--tokenizer-from", o->tokenizer_from,
                                        "Copy the tokenizer of this GGUF (default: the built-in vocabulary)");
                         app.add_option("--dim", o->dim, "Override the embedding size");

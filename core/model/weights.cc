@@ -9,27 +9,12 @@ using kernels::WeightView;
 
 // The engine's type for a tensor's GGUF type; Unsupported names the tensor and its type.
 Result<WeightType> ToWeightType(const gguf::TensorInfo& t) {
-  using gguf::TensorType;
-  switch (t.type) {
-    case TensorType::kF32: return WeightType::kF32;
-    case TensorType::kF16: return WeightType::kF16;
-    case TensorType::kBF16: return WeightType::kBF16;
-    case TensorType::kQ4_0: return WeightType::kQ4_0;
-    case TensorType::kQ4_1: return WeightType::kQ4_1;
-    case TensorType::kQ5_0: return WeightType::kQ5_0;
-    case TensorType::kQ5_1: return WeightType::kQ5_1;
-    case TensorType::kQ8_0: return WeightType::kQ8_0;
-    case TensorType::kIQ4_NL: return WeightType::kIQ4_NL;
-    case TensorType::kQ2_K: return WeightType::kQ2_K;
-    case TensorType::kQ3_K: return WeightType::kQ3_K;
-    case TensorType::kQ4_K: return WeightType::kQ4_K;
-    case TensorType::kQ5_K: return WeightType::kQ5_K;
-    case TensorType::kQ6_K: return WeightType::kQ6_K;
-    default:
-      return Status::Unsupported("tensor " + t.name + " has type " + gguf::TensorTypeName(t.type) +
-                                 ", which is not supported (F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, "
-                                 "Q2_K, Q3_K, Q4_K, Q5_K, Q6_K)");
-  }
+  WeightType w;
+  if (kernels::WeightTypeFromGgml(static_cast<uint32_t>(t.type), &w)) return w;
+  std::string known;
+  for (WeightType k : kernels::kAllWeightTypes) known += std::string(known.empty() ? "" : ", ") + GetWeightTypeInfo(k).name;
+  return Status::Unsupported("tensor " + t.name + " has type " + gguf::TensorTypeName(t.type) +
+                             ", which is not supported (" + known + ")");
 }
 
 namespace {

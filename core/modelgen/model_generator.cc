@@ -10,6 +10,8 @@
 #include "core/modelgen/builtin_vocab.h"
 #include "kernels/cpu/convert.h"
 #include "kernels/cpu/q8_0.h"
+#include "kernels/cpu/quantize.h"
+#include "kernels/cpu/weight.h"
 
 namespace radixserve::modelgen {
 namespace {
@@ -63,14 +65,16 @@ std::vector<uint8_t> EncodeTensor(const std::vector<float>& v, gguf::TensorType 
       }
       break;
     }
-    case gguf::TensorType::kQ8_0:
-      // The scalar reference quantizer: generated files are the same bytes on every machine.
-      out.resize(v.size() / 32 * sizeof(kernels::BlockQ8_0));
-      kernels::ref::QuantizeRowQ8_0(v.data(), reinterpret_cast<kernels::BlockQ8_0*>(out.data()),
-                                    static_cast<int64_t>(v.size()));
+    default: {
+      // The scalar quantisers: generated files are the same bytes on every machine.
+      kernels::WeightType wt;
+      if (!kernels::WeightTypeFromGgml(static_cast<uint32_t>(type), &wt)) break;
+      const kernels::WeightTypeInfo info = kernels::GetWeightTypeInfo(wt);
+      if (v.size() % info.block_elems != 0) break;
+      out.resize(v.size() / info.block_elems * info.block_bytes);
+      kernels::QuantizeBlocks(wt, v.data(), out.data(), static_cast<int64_t>(v.size()));
       break;
-    default:
-      break;
+    }
   }
   return out;
 }
@@ -111,14 +115,37 @@ uint32_t WriteBuiltinTokenizer(gguf::GgufWriter* w) {
   return static_cast<uint32_t>(v.tokens.size());
 }
 
-// general.file_type as llama.cpp numbers it (ALL_F32 0, MOSTLY_F16 1, MOSTLY_Q8_0 7, MOSTLY_BF16 32).
-uint32_t FileType(gguf::TensorType t) {
-  switch (t) {
-    case gguf::TensorType::kF16: return 1;
-    case gguf::TensorType::kQ8_0: return 7;
-    case gguf::TensorType::kBF16: return 32;
-    default: return 0;
-  }
+// The presets, with general.file_type as llama.cpp numbers them (llama_ftype).
+struct Preset {
+  const char* name;
+  WeightTypes types;
+  uint32_t file_type;
+};
+const std::vector<Preset>& Presets() {
+  using T = gguf::TensorType;
+  static const std::vector<Preset> presets = {
+      {"f32", WeightTypes::All(T::kF32), 0},           {"f16", WeightTypes::All(T::kF16), 1},
+      {"bf16", WeightTypes::All(T::kBF16), 32},        {"q8_0", WeightTypes::All(T::kQ8_0), 7},
+      {"q4_0", {T::kQ4_0, T::kQ6_K, T::kQ4_0}, 2},     {"q4_1", {T::kQ4_1, T::kQ6_K, T::kQ4_1}, 3},
+      {"q5_0", {T::kQ5_0, T::kQ6_K, T::kQ5_0}, 8},     {"q5_1", {T::kQ5_1, T::kQ6_K, T::kQ5_1}, 9},
+      {"iq4_nl", {T::kIQ4_NL, T::kQ6_K, T::kIQ4_NL}, 25},
+      {"q2_k", WeightTypes::All(T::kQ2_K), 10},        {"q3_k", WeightTypes::All(T::kQ3_K), 12},
+      {"q4_k", WeightTypes::All(T::kQ4_K), 15},        {"q5_k", WeightTypes::All(T::kQ5_K), 17},
+      {"q6_k", WeightTypes::All(T::kQ6_K), 18},
+      {"q4_k_m", {T::kQ4_K, T::kQ6_K, T::kQ6_K}, 15},  {"q5_k_m", {T::kQ5_K, T::kQ6_K, T::kQ6_K}, 17},
+  };
+  return presets;
+}
+
+uint32_t FileType(const WeightTypes& t) {
+  for (const Preset& p : Presets())
+    if (p.types.base == t.base && p.types.output == t.output && p.types.more_bits == t.more_bits) return p.file_type;
+  return 0;
+}
+
+// llama-quantize's choice of the layers whose attn_v and ffn_down get more bits in the _M mixes.
+bool MoreBitsLayer(uint32_t layer, uint32_t layers) {
+  return layer < layers / 8 || layer >= 7 * layers / 8 || (layer - layers / 8) % 3 == 2;
 }
 
 }  // namespace
@@ -138,14 +165,15 @@ Result<ModelSpec> SpecForSize(const std::string& size) {
   return s;
 }
 
-Result<gguf::TensorType> ParseWeightType(const std::string& name) {
+Result<WeightTypes> ParseWeightType(const std::string& name) {
   std::string n = name;
   std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return std::tolower(c); });
-  if (n == "f32") return gguf::TensorType::kF32;
-  if (n == "f16") return gguf::TensorType::kF16;
-  if (n == "bf16") return gguf::TensorType::kBF16;
-  if (n == "q8_0") return gguf::TensorType::kQ8_0;
-  return Status::InvalidArgument("unsupported weight type '" + name + "' (expected f32, f16, bf16 or q8_0)");
+  std::string known;
+  for (const Preset& p : Presets()) {
+    if (n == p.name) return p.types;
+    known += std::string(known.empty() ? "" : ", ") + p.name;
+  }
+  return Status::InvalidArgument("unsupported weight type '" + name + "' (expected " + known + ")");
 }
 
 Status BuildModel(const ModelSpec& spec, gguf::GgufWriter* w) {
@@ -155,12 +183,16 @@ Status BuildModel(const ModelSpec& spec, gguf::GgufWriter* w) {
   if (spec.heads % spec.kv_heads != 0) return Status::InvalidArgument("heads must be a multiple of kv_heads");
   uint32_t head_dim = spec.dim / spec.heads;
   if (head_dim % 2 != 0) return Status::InvalidArgument("head dimension must be even (RoPE rotates pairs)");
-  auto t = spec.weight_type;
-  if (t != gguf::TensorType::kF32 && t != gguf::TensorType::kF16 && t != gguf::TensorType::kBF16 &&
-      t != gguf::TensorType::kQ8_0)
-    return Status::InvalidArgument("unsupported weight type " + gguf::TensorTypeName(t));
-  if (t == gguf::TensorType::kQ8_0 && (spec.dim % 32 != 0 || spec.ffn % 32 != 0))
-    return Status::InvalidArgument("Q8_0 needs dim and ffn to be multiples of 32");
+  const WeightTypes& t = spec.weights;
+  for (gguf::TensorType type : {t.base, t.output, t.more_bits}) {
+    kernels::WeightType wt;
+    if (!kernels::WeightTypeFromGgml(static_cast<uint32_t>(type), &wt))
+      return Status::InvalidArgument("unsupported weight type " + gguf::TensorTypeName(type));
+    const int32_t block = kernels::GetWeightTypeInfo(wt).block_elems;
+    if (spec.dim % block != 0 || spec.ffn % block != 0 || (spec.heads * (spec.dim / spec.heads)) % block != 0)
+      return Status::InvalidArgument(gguf::TensorTypeName(type) + " needs dim and ffn to be multiples of " +
+                                     std::to_string(block));
+  }
 
   w->SetString("general.architecture", "llama");
   w->SetString("general.name", spec.name);
@@ -186,22 +218,24 @@ Status BuildModel(const ModelSpec& spec, gguf::GgufWriter* w) {
   Rng rng(spec.seed);
   const uint32_t q_dim = spec.heads * head_dim, kv_dim = spec.kv_heads * head_dim;
   auto inv_sqrt = [](uint32_t fan_in) { return 1.0f / std::sqrt(static_cast<float>(fan_in)); };
-  RS_RETURN_IF_ERROR(AddMatrix(w, rng, "token_embd.weight", spec.dim, vocab, 1.0f, t));
+  RS_RETURN_IF_ERROR(AddMatrix(w, rng, "token_embd.weight", spec.dim, vocab, 1.0f,
+                               spec.tied_output ? t.output : t.base));
   for (uint32_t l = 0; l < spec.layers; ++l) {
     std::string p = "blk." + std::to_string(l) + ".";
+    const gguf::TensorType favoured = MoreBitsLayer(l, spec.layers) ? t.more_bits : t.base;
     RS_RETURN_IF_ERROR(AddOnes(w, p + "attn_norm.weight", spec.dim));
-    RS_RETURN_IF_ERROR(AddMatrix(w, rng, p + "attn_q.weight", spec.dim, q_dim, inv_sqrt(spec.dim), t));
-    RS_RETURN_IF_ERROR(AddMatrix(w, rng, p + "attn_k.weight", spec.dim, kv_dim, inv_sqrt(spec.dim), t));
-    RS_RETURN_IF_ERROR(AddMatrix(w, rng, p + "attn_v.weight", spec.dim, kv_dim, inv_sqrt(spec.dim), t));
-    RS_RETURN_IF_ERROR(AddMatrix(w, rng, p + "attn_output.weight", q_dim, spec.dim, inv_sqrt(q_dim), t));
+    RS_RETURN_IF_ERROR(AddMatrix(w, rng, p + "attn_q.weight", spec.dim, q_dim, inv_sqrt(spec.dim), t.base));
+    RS_RETURN_IF_ERROR(AddMatrix(w, rng, p + "attn_k.weight", spec.dim, kv_dim, inv_sqrt(spec.dim), t.base));
+    RS_RETURN_IF_ERROR(AddMatrix(w, rng, p + "attn_v.weight", spec.dim, kv_dim, inv_sqrt(spec.dim), favoured));
+    RS_RETURN_IF_ERROR(AddMatrix(w, rng, p + "attn_output.weight", q_dim, spec.dim, inv_sqrt(q_dim), t.base));
     RS_RETURN_IF_ERROR(AddOnes(w, p + "ffn_norm.weight", spec.dim));
-    RS_RETURN_IF_ERROR(AddMatrix(w, rng, p + "ffn_gate.weight", spec.dim, spec.ffn, inv_sqrt(spec.dim), t));
-    RS_RETURN_IF_ERROR(AddMatrix(w, rng, p + "ffn_up.weight", spec.dim, spec.ffn, inv_sqrt(spec.dim), t));
-    RS_RETURN_IF_ERROR(AddMatrix(w, rng, p + "ffn_down.weight", spec.ffn, spec.dim, inv_sqrt(spec.ffn), t));
+    RS_RETURN_IF_ERROR(AddMatrix(w, rng, p + "ffn_gate.weight", spec.dim, spec.ffn, inv_sqrt(spec.dim), t.base));
+    RS_RETURN_IF_ERROR(AddMatrix(w, rng, p + "ffn_up.weight", spec.dim, spec.ffn, inv_sqrt(spec.dim), t.base));
+    RS_RETURN_IF_ERROR(AddMatrix(w, rng, p + "ffn_down.weight", spec.ffn, spec.dim, inv_sqrt(spec.ffn), favoured));
   }
   RS_RETURN_IF_ERROR(AddOnes(w, "output_norm.weight", spec.dim));
   if (!spec.tied_output)
-    RS_RETURN_IF_ERROR(AddMatrix(w, rng, "output.weight", spec.dim, vocab, inv_sqrt(spec.dim), t));
+    RS_RETURN_IF_ERROR(AddMatrix(w, rng, "output.weight", spec.dim, vocab, inv_sqrt(spec.dim), t.output));
   return Status::Ok();
 }
 

@@ -17,6 +17,15 @@
 
 namespace radixserve::modelgen {
 
+// The types of a generated file's matrices, assigned as llama-quantize's presets do: the _M
+// presets give output.weight and the attn_v/ffn_down of some layers more bits.
+struct WeightTypes {
+  gguf::TensorType base = gguf::TensorType::kF32;       // every matrix but those below
+  gguf::TensorType output = gguf::TensorType::kF32;     // output.weight (token_embd.weight when tied)
+  gguf::TensorType more_bits = gguf::TensorType::kF32;  // attn_v and ffn_down of the favoured layers
+  static WeightTypes All(gguf::TensorType t) { return {t, t, t}; }
+};
+
 struct ModelSpec {
   std::string name = "radixserve-generated";
   uint32_t dim = 256;
@@ -28,7 +37,7 @@ struct ModelSpec {
   float rope_base = 10000.0f;
   float rms_eps = 1e-5f;
   bool tied_output = false;
-  gguf::TensorType weight_type = gguf::TensorType::kF32;  // F32, F16, BF16 or Q8_0
+  WeightTypes weights;
   uint64_t seed = 1;
   // Tokenizer: copied from this GGUF's tokenizer.* keys when set, else the built-in vocabulary.
   std::string tokenizer_from;
@@ -36,11 +45,13 @@ struct ModelSpec {
 
 // Named sizes of ../shared/models/README.md: "tiny" (the built-in default), "small", "medium".
 Result<ModelSpec> SpecForSize(const std::string& size);
-// "f32", "f16", "bf16", "q8_0" (any case).
-Result<gguf::TensorType> ParseWeightType(const std::string& name);
+// A type name as llama-quantize spells it (any case): f32, f16, bf16, q8_0, q4_0, q4_1, q5_0,
+// q5_1, iq4_nl (output.weight in Q6_K, as llama-quantize writes these), q2_k, q3_k, q4_k, q5_k,
+// q6_k (every matrix), q4_k_m and q5_k_m (the mixes of section 1 of ../shared/models/ref).
+Result<WeightTypes> ParseWeightType(const std::string& name);
 
-// F32 values encoded as `type` (F32, F16, BF16 or Q8_0; rows a multiple of 32 for Q8_0); empty for
-// any other type.
+// F32 values encoded as `type` (any type the engine runs; rows a multiple of its block size,
+// quantised by kernels/cpu/quantize.h); empty for any other type.
 std::vector<uint8_t> EncodeTensor(const std::vector<float>& values, gguf::TensorType type);
 
 // Fills a writer with metadata, tokenizer and tensors.

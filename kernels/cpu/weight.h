@@ -17,26 +17,27 @@ struct WeightTypeInfo {
   const char* name;
   int32_t block_elems;  // elements per block (1 for the float types)
   int32_t block_bytes;
+  uint32_t ggml_type;   // the type's id in GGUF files (ggml_type)
 };
 
 inline constexpr WeightTypeInfo GetWeightTypeInfo(WeightType t) {
   switch (t) {
-    case WeightType::kF32: return {"F32", 1, 4};
-    case WeightType::kF16: return {"F16", 1, 2};
-    case WeightType::kBF16: return {"BF16", 1, 2};
-    case WeightType::kQ4_0: return {"Q4_0", 32, 18};
-    case WeightType::kQ4_1: return {"Q4_1", 32, 20};
-    case WeightType::kQ5_0: return {"Q5_0", 32, 22};
-    case WeightType::kQ5_1: return {"Q5_1", 32, 24};
-    case WeightType::kQ8_0: return {"Q8_0", 32, 34};
-    case WeightType::kIQ4_NL: return {"IQ4_NL", 32, 18};
-    case WeightType::kQ2_K: return {"Q2_K", 256, 84};
-    case WeightType::kQ3_K: return {"Q3_K", 256, 110};
-    case WeightType::kQ4_K: return {"Q4_K", 256, 144};
-    case WeightType::kQ5_K: return {"Q5_K", 256, 176};
-    case WeightType::kQ6_K: return {"Q6_K", 256, 210};
+    case WeightType::kF32: return {"F32", 1, 4, 0};
+    case WeightType::kF16: return {"F16", 1, 2, 1};
+    case WeightType::kBF16: return {"BF16", 1, 2, 30};
+    case WeightType::kQ4_0: return {"Q4_0", 32, 18, 2};
+    case WeightType::kQ4_1: return {"Q4_1", 32, 20, 3};
+    case WeightType::kQ5_0: return {"Q5_0", 32, 22, 6};
+    case WeightType::kQ5_1: return {"Q5_1", 32, 24, 7};
+    case WeightType::kQ8_0: return {"Q8_0", 32, 34, 8};
+    case WeightType::kIQ4_NL: return {"IQ4_NL", 32, 18, 20};
+    case WeightType::kQ2_K: return {"Q2_K", 256, 84, 10};
+    case WeightType::kQ3_K: return {"Q3_K", 256, 110, 11};
+    case WeightType::kQ4_K: return {"Q4_K", 256, 144, 12};
+    case WeightType::kQ5_K: return {"Q5_K", 256, 176, 13};
+    case WeightType::kQ6_K: return {"Q6_K", 256, 210, 14};
   }
-  return {"?", 1, 0};
+  return {"?", 1, 0, ~0u};
 }
 
 // Every type, in enum order (for tests and tools that go over all of them).
@@ -45,6 +46,16 @@ inline constexpr WeightType kAllWeightTypes[] = {
     WeightType::kQ5_0, WeightType::kQ5_1, WeightType::kQ8_0, WeightType::kIQ4_NL, WeightType::kQ2_K,
     WeightType::kQ3_K, WeightType::kQ4_K, WeightType::kQ5_K, WeightType::kQ6_K,
 };
+
+// The engine's type for a GGUF tensor type id; false when it has none.
+inline constexpr bool WeightTypeFromGgml(uint32_t ggml_type, WeightType* out) {
+  for (WeightType t : kAllWeightTypes)
+    if (GetWeightTypeInfo(t).ggml_type == ggml_type) {
+      *out = t;
+      return true;
+    }
+  return false;
+}
 
 inline constexpr bool IsFloatWeight(WeightType t) {
   return t == WeightType::kF32 || t == WeightType::kF16 || t == WeightType::kBF16;

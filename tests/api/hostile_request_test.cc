@@ -199,7 +199,7 @@ TEST_F(HostileRequestTest, CountsPastTheLimits) {
   for (int i = 0; i < 5000; ++i) ids += (i ? ",1" : "1");
   ids += "]";
   ExpectError(c, R"({"prompt": "a", "stop_token_ids": )" + ids + "}", 400, "stop_token_ids");
-  ExpectError(c, R"({"prompt": )" + ids + "}", 400, "prompt", "context length");
+  ExpectError(c, R"({"prompt": )" + ids + "}", 400, "prompt", "served context");
   ExpectServing();
 }
 

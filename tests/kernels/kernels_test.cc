@@ -3,6 +3,7 @@
 // a double-precision reference, attention over scattered slots, thread pool.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
@@ -15,6 +16,8 @@
 #include "kernels/cpu/kernel_set.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/q8_0.h"
+#include "kernels/cpu/quant_blocks.h"
+#include "kernels/cpu/quantize.h"
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/cpu/vec_ops.h"
 
@@ -206,19 +209,16 @@ class MatMulTest : public ::testing::TestWithParam<MatMulCase> {};
 
 TEST_P(MatMulTest, MatchesDoubleReferenceOnDequantizedWeights) {
   const auto [type, n] = GetParam();
-  const int64_t rows = 100, cols = 96;
+  // 256 columns: whole K-quant super-blocks; 100 rows: not a multiple of any row tile.
+  const int64_t rows = 100, cols = 256;
   std::vector<float> wf = Random(rows * cols, 31, 0.1f), x = Random(n * cols, 32);
   WeightView w{type, nullptr, rows, cols};
   std::vector<uint8_t> bytes(w.row_bytes() * rows);
   for (int64_t r = 0; r < rows; ++r) {
     uint8_t* dst = bytes.data() + r * w.row_bytes();
     const float* src = wf.data() + r * cols;
-    switch (type) {
-      case WeightType::kF32: std::memcpy(dst, src, cols * 4); break;
-      case WeightType::kF16: ConvertF32ToF16(src, reinterpret_cast<uint16_t*>(dst), cols); break;
-      case WeightType::kBF16: ConvertF32ToBf16(src, reinterpret_cast<uint16_t*>(dst), cols); break;
-      case WeightType::kQ8_0: QuantizeRowQ8_0(src, reinterpret_cast<BlockQ8_0*>(dst), cols); break;
-    }
+    if (type == WeightType::kQ8_0) QuantizeRowQ8_0(src, reinterpret_cast<BlockQ8_0*>(dst), cols);
+    else QuantizeBlocks(type, src, dst, cols);
   }
   w.data = bytes.data();
   std::vector<float> deq(rows * cols);
@@ -245,13 +245,54 @@ TEST_P(MatMulTest, MatchesDoubleReferenceOnDequantizedWeights) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    TypesAndBatches, MatMulTest,
-    ::testing::Values(MatMulCase{WeightType::kF32, 1}, MatMulCase{WeightType::kF32, 5}, MatMulCase{WeightType::kF32, 40},
-                      MatMulCase{WeightType::kF16, 1}, MatMulCase{WeightType::kF16, 8}, MatMulCase{WeightType::kF16, 40},
-                      MatMulCase{WeightType::kBF16, 3}, MatMulCase{WeightType::kBF16, 40},
-                      MatMulCase{WeightType::kQ8_0, 1}, MatMulCase{WeightType::kQ8_0, 7},
-                      MatMulCase{WeightType::kQ8_0, 40}));
+std::vector<MatMulCase> AllTypesAndBatches() {
+  std::vector<MatMulCase> cases;
+  for (WeightType t : kAllWeightTypes)
+    for (int64_t n : {1, 3, 5, 8, 40}) cases.push_back({t, n});  // streaming (<= 8) and GEMM
+  return cases;
+}
+INSTANTIATE_TEST_SUITE_P(TypesAndBatches, MatMulTest, ::testing::ValuesIn(AllTypesAndBatches()),
+                         [](const ::testing::TestParamInfo<MatMulCase>& info) {
+                           return std::string(GetWeightTypeInfo(info.param.type).name) + "_n" +
+                                  std::to_string(info.param.n);
+                         });
+
+// The quantisers against the (ggml bit-exact) dequantisers: a wrong bit layout would scatter the
+// values; a right one leaves the rounding error of the format. Bounds: a block's N(0, 1) values
+// span about 4.4 (32 values) or 4 (16 values); a uniform rounding step s errs s / sqrt(12) RMS, so
+// e.g. 4-bit (s ~ 0.29) ~0.085, 5-bit ~0.04, Q6_K (s ~ 0.0625 plus its 8-bit scales) ~0.02,
+// Q3_K (s ~ 0.5) ~0.15, Q2_K (s ~ 1.2 over 16 values with a minimum) ~0.35; each bound is about
+// 1.5 times that.
+TEST(Quantize, RoundTripsThroughTheDequantiserWithinTheFormatsStep) {
+  struct Bound {
+    WeightType type;
+    double rms;
+  };
+  const Bound bounds[] = {{WeightType::kQ8_0, 0.01}, {WeightType::kQ4_0, 0.13}, {WeightType::kQ4_1, 0.13},
+                          {WeightType::kQ5_0, 0.065}, {WeightType::kQ5_1, 0.065}, {WeightType::kIQ4_NL, 0.13},
+                          {WeightType::kQ2_K, 0.55}, {WeightType::kQ3_K, 0.25}, {WeightType::kQ4_K, 0.13},
+                          {WeightType::kQ5_K, 0.065}, {WeightType::kQ6_K, 0.035}};
+  const int64_t n = 4096;
+  const std::vector<float> x = Random(n, 77);
+  for (const Bound& b : bounds) {
+    const WeightTypeInfo info = GetWeightTypeInfo(b.type);
+    std::vector<uint8_t> q(n / info.block_elems * info.block_bytes);
+    QuantizeBlocks(b.type, x.data(), q.data(), n);
+    std::vector<float> y(n);
+    DequantizeBlocks(b.type, q.data(), y.data(), n);
+    double se = 0;
+    for (int64_t i = 0; i < n; ++i) se += (x[i] - y[i]) * double(x[i] - y[i]);
+    const double rms = std::sqrt(se / n);
+    EXPECT_LT(rms, b.rms) << info.name;
+    EXPECT_GT(rms, 0.0) << info.name << " is really quantised";
+    // Zeros stay zeros (every format can represent 0 exactly).
+    std::vector<float> zeros(n, 0.0f);
+    QuantizeBlocks(b.type, zeros.data(), q.data(), n);
+    DequantizeBlocks(b.type, q.data(), y.data(), n);
+    EXPECT_EQ(*std::max_element(y.begin(), y.end()), 0.0f) << info.name;
+    EXPECT_EQ(*std::min_element(y.begin(), y.end()), 0.0f) << info.name;
+  }
+}
 
 class AttentionTest : public ::testing::TestWithParam<std::pair<int, int>> {};
 

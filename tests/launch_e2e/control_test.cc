@@ -39,10 +39,10 @@ class ControlEnvironment : public ::testing::Environment {
     std::stringstream ss;
     ss << in.rdbuf();
     std::string text = ss.str();
-    const std::string anchor = "cache: \"$(var cache)\"}";
+    const std::string anchor = "cache: \"$(var cache)\"";
     auto at = text.find(anchor);
-    ASSERT_NE(at, std::string::npos) << "edge.yaml changed shape: the scheduler's parameters end differently";
-    text.insert(at + anchor.size() - 1, ", plugin_dirs: \"" + LibDir() + ":" + TestPluginDir() + "\"");
+    ASSERT_NE(at, std::string::npos) << "edge.yaml changed shape: the scheduler has no cache parameter";
+    text.insert(at + anchor.size(), ", plugin_dirs: \"" + LibDir() + ":" + TestPluginDir() + "\"");
     file_ = (fs::temp_directory_path() / ("radixserve_control_test_" + std::to_string(::getpid()) + ".yaml")).string();
     std::ofstream(file_) << text;
     launcher_ = std::make_unique<Launcher>();

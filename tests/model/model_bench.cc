@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
     if (!spec.ok()) return Fail(spec.status());
     auto wt = modelgen::ParseWeightType(type_name);
     if (!wt.ok()) return Fail(wt.status());
-    spec->weight_type = *wt;
+    spec->weights = *wt;
     // The README's reference models carry the llama-spm vocabulary (32000 tokens).
     const std::string vocab = std::string(RADIXSERVE_SHARED_DIR) + "/vocab/ggml-vocab-llama-spm.gguf";
     if (std::filesystem::exists(vocab)) spec->tokenizer_from = vocab;

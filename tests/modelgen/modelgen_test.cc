@@ -16,7 +16,7 @@ namespace {
 ModelSpec SmallSpec(gguf::TensorType t) {
   ModelSpec s;
   s.dim = 64, s.layers = 2, s.heads = 4, s.kv_heads = 2, s.ffn = 96, s.context = 128;
-  s.weight_type = t;
+  s.weights = WeightTypes::All(t);
   return s;
 }
 
@@ -105,6 +105,33 @@ TEST(ModelGenerator, QuantizedWeightsMatchTheF32Ones) {
   EXPECT_GT(max_err, 0.0);  // really quantized
 }
 
+// The _M presets type each tensor as llama-quantize does (the type table of ../shared/models/ref:
+// output and the attn_v/ffn_down of layers n/8.., every third, and the last eighth in Q6_K).
+TEST(ModelGenerator, PresetsTypeTheTensorsAsLlamaQuantizeDoes) {
+  ModelSpec s = SmallSpec(gguf::TensorType::kF32);
+  s.dim = 256, s.ffn = 512, s.layers = 8;
+  auto types = ParseWeightType("Q4_K_M");
+  ASSERT_TRUE(types.ok());
+  s.weights = *types;
+  auto bytes = Bytes(s);
+  auto f = gguf::GgufFile::Parse(std::span<const uint8_t>(bytes.data(), bytes.size()), "mem");
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ((*f)->FindTensor("output.weight")->type, gguf::TensorType::kQ6_K);
+  EXPECT_EQ((*f)->FindTensor("token_embd.weight")->type, gguf::TensorType::kQ4_K);
+  for (uint32_t l = 0; l < 8; ++l) {
+    const bool more = l == 0 || l == 3 || l == 6 || l == 7;
+    const std::string p = "blk." + std::to_string(l) + ".";
+    EXPECT_EQ((*f)->FindTensor(p + "attn_v.weight")->type, more ? gguf::TensorType::kQ6_K : gguf::TensorType::kQ4_K) << l;
+    EXPECT_EQ((*f)->FindTensor(p + "ffn_down.weight")->type, more ? gguf::TensorType::kQ6_K : gguf::TensorType::kQ4_K) << l;
+    EXPECT_EQ((*f)->FindTensor(p + "attn_q.weight")->type, gguf::TensorType::kQ4_K) << l;
+  }
+  EXPECT_EQ(*(*f)->GetInt("general.file_type"), 15);  // LLAMA_FTYPE_MOSTLY_Q4_K_M
+  auto q4_0 = ParseWeightType("q4_0");
+  ASSERT_TRUE(q4_0.ok());
+  EXPECT_EQ(q4_0->base, gguf::TensorType::kQ4_0);
+  EXPECT_EQ(q4_0->output, gguf::TensorType::kQ6_K);
+}
+
 TEST(ModelGenerator, CopiesATokenizer) {
   ModelSpec s = SmallSpec(gguf::TensorType::kF32);
   s.tokenizer_from = std::string(RADIXSERVE_SHARED_DIR) + "/models/stories260K.gguf";
@@ -116,11 +143,16 @@ TEST(ModelGenerator, CopiesATokenizer) {
 }
 
 TEST(ModelGenerator, RejectsBadSpecs) {
-  ModelSpec s = SmallSpec(gguf::TensorType::kQ4_0);
+  ModelSpec s = SmallSpec(gguf::TensorType::kQ8_1);  // an activation type
   gguf::GgufWriter w;
   Status st = BuildModel(s, &w);
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(st.message().find("Q4_0"), std::string::npos);
+  EXPECT_NE(st.message().find("Q8_1"), std::string::npos);
+  s = SmallSpec(gguf::TensorType::kQ4_K);
+  s.dim = 128, s.heads = 4, s.kv_heads = 2;  // rows of 128: not whole 256-element super-blocks
+  st = BuildModel(s, &w);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("multiples of 256"), std::string::npos) << st.message();
   s = SmallSpec(gguf::TensorType::kF32);
   s.heads = 3;
   EXPECT_FALSE(BuildModel(s, &w).ok());
@@ -128,7 +160,8 @@ TEST(ModelGenerator, RejectsBadSpecs) {
   s.tokenizer_from = "/nonexistent.gguf";
   EXPECT_EQ(BuildModel(s, &w).code(), StatusCode::kNotFound);
   EXPECT_FALSE(SpecForSize("huge").ok());
-  EXPECT_FALSE(ParseWeightType("q4_k").ok());
+  EXPECT_FALSE(ParseWeightType("q4_k_s").ok());
+  EXPECT_FALSE(ParseWeightType("iq2_xxs").ok());
 }
 
 TEST(BuiltinVocab, IsAValidSentencePieceVocabulary) {
