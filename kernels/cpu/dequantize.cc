@@ -1,17 +1,21 @@
-// Dequantisation of GGUF's block types. Written as fixed-length loops without branches so that
-// the compiler vectorises them for each kernel set; compiled with -ffp-contract=off so that the
-// products and sums round exactly as ggml's to_float does (tests compare the bits).
+// Dequantisation of GGUF's block types: plain loops (the scalar set, and the definition) and
+// their AVX2 forms (the other sets); compiled with -ffp-contract=off so that the products and
+// sums round exactly as ggml's to_float does (tests compare the bits in every set).
 #include <cstring>
 
 #include "kernels/cpu/convert.h"
 #include "kernels/cpu/q8_0.h"
 #include "kernels/cpu/quant_blocks.h"
+#include "kernels/cpu/quant_simd.h"
+#include "kernels/cpu/simd.h"
 
 namespace radixserve::kernels {
 RS_KERNELS_BEGIN
 namespace {
 
-void Q4_0(const BlockQ4_0* x, float* y, int64_t nb) {
+using namespace quant_simd;
+
+[[maybe_unused]] void Q4_0(const BlockQ4_0* x, float* y, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i, y += kQK) {
     const float d = Fp16ToFp32(x[i].d);
     for (int j = 0; j < kQK / 2; ++j) {
@@ -21,7 +25,7 @@ void Q4_0(const BlockQ4_0* x, float* y, int64_t nb) {
   }
 }
 
-void Q4_1(const BlockQ4_1* x, float* y, int64_t nb) {
+[[maybe_unused]] void Q4_1(const BlockQ4_1* x, float* y, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i, y += kQK) {
     const float d = Fp16ToFp32(x[i].d), m = Fp16ToFp32(x[i].m);
     for (int j = 0; j < kQK / 2; ++j) {
@@ -31,14 +35,8 @@ void Q4_1(const BlockQ4_1* x, float* y, int64_t nb) {
   }
 }
 
-template <typename Block>
-uint32_t HighBits(const Block& b) {
-  uint32_t qh;
-  std::memcpy(&qh, b.qh, sizeof(qh));
-  return qh;
-}
 
-void Q5_0(const BlockQ5_0* x, float* y, int64_t nb) {
+[[maybe_unused]] void Q5_0(const BlockQ5_0* x, float* y, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i, y += kQK) {
     const float d = Fp16ToFp32(x[i].d);
     const uint32_t qh = HighBits(x[i]);
@@ -51,7 +49,7 @@ void Q5_0(const BlockQ5_0* x, float* y, int64_t nb) {
   }
 }
 
-void Q5_1(const BlockQ5_1* x, float* y, int64_t nb) {
+[[maybe_unused]] void Q5_1(const BlockQ5_1* x, float* y, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i, y += kQK) {
     const float d = Fp16ToFp32(x[i].d), m = Fp16ToFp32(x[i].m);
     const uint32_t qh = HighBits(x[i]);
@@ -64,7 +62,7 @@ void Q5_1(const BlockQ5_1* x, float* y, int64_t nb) {
   }
 }
 
-void IQ4_NL(const BlockIQ4_NL* x, float* y, int64_t nb) {
+[[maybe_unused]] void IQ4_NL(const BlockIQ4_NL* x, float* y, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i, y += kQK) {
     const float d = Fp16ToFp32(x[i].d);
     for (int j = 0; j < kQK / 2; ++j) {
@@ -74,7 +72,7 @@ void IQ4_NL(const BlockIQ4_NL* x, float* y, int64_t nb) {
   }
 }
 
-void Q2_K(const BlockQ2_K* x, float* y, int64_t nb) {
+[[maybe_unused]] void Q2_K(const BlockQ2_K* x, float* y, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i) {
     const float d = Fp16ToFp32(x[i].d), dmin = Fp16ToFp32(x[i].dmin);
     const uint8_t* q = x[i].qs;
@@ -91,17 +89,8 @@ void Q2_K(const BlockQ2_K* x, float* y, int64_t nb) {
   }
 }
 
-// Q3_K packs 16 six-bit scales into 12 bytes: the low 4 bits of scale j in byte j % 8 (low
-// nibble for j < 8, high nibble after), the top 2 bits in bytes 8..11.
-void UnpackQ3Scales(const uint8_t* packed, int8_t* out) {
-  for (int j = 0; j < 16; ++j) {
-    const int low = j < 8 ? packed[j] & 0x0f : packed[j - 8] >> 4;
-    const int high = (packed[8 + j % 4] >> (2 * (j / 4))) & 3;
-    out[j] = static_cast<int8_t>((low | (high << 4)) - 32);
-  }
-}
 
-void Q3_K(const BlockQ3_K* x, float* y, int64_t nb) {
+[[maybe_unused]] void Q3_K(const BlockQ3_K* x, float* y, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i) {
     const float d = Fp16ToFp32(x[i].d);
     int8_t scales[16];
@@ -124,18 +113,8 @@ void Q3_K(const BlockQ3_K* x, float* y, int64_t nb) {
   }
 }
 
-// Q4_K/Q5_K: scale and minimum j (six bits each) of the 8 sub-blocks.
-void ScaleMinK4(int j, const uint8_t* q, uint8_t* sc, uint8_t* m) {
-  if (j < 4) {
-    *sc = q[j] & 63;
-    *m = q[j + 4] & 63;
-  } else {
-    *sc = static_cast<uint8_t>((q[j + 4] & 0x0f) | ((q[j - 4] >> 6) << 4));
-    *m = static_cast<uint8_t>((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
-  }
-}
 
-void Q4_K(const BlockQ4_K* x, float* y, int64_t nb) {
+[[maybe_unused]] void Q4_K(const BlockQ4_K* x, float* y, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i) {
     const float d = Fp16ToFp32(x[i].d), dmin = Fp16ToFp32(x[i].dmin);
     const uint8_t* q = x[i].qs;
@@ -151,7 +130,7 @@ void Q4_K(const BlockQ4_K* x, float* y, int64_t nb) {
   }
 }
 
-void Q5_K(const BlockQ5_K* x, float* y, int64_t nb) {
+[[maybe_unused]] void Q5_K(const BlockQ5_K* x, float* y, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i) {
     const float d = Fp16ToFp32(x[i].d), dmin = Fp16ToFp32(x[i].dmin);
     const uint8_t* q = x[i].qs;
@@ -173,7 +152,7 @@ void Q5_K(const BlockQ5_K* x, float* y, int64_t nb) {
   }
 }
 
-void Q6_K(const BlockQ6_K* x, float* y, int64_t nb) {
+[[maybe_unused]] void Q6_K(const BlockQ6_K* x, float* y, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i) {
     const float d = Fp16ToFp32(x[i].d);
     const uint8_t* ql = x[i].ql;
@@ -195,22 +174,184 @@ void Q6_K(const BlockQ6_K* x, float* y, int64_t nb) {
   }
 }
 
+
+#if RS_HAVE_AVX2
+// The AVX2 forms of the loops above: the same products and sums in the same order (mul, then
+// add or sub; never fused), so the bits are the same.
+namespace simd_deq {
+
+inline __m256 Cvt8(__m128i q8) { return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q8)); }
+
+// y[i] = float(q[i]) * d (+ m, or - m) for 16 int8 values.
+template <int kMin>  // 0: none, 1: + m, -1: - m
+inline void Store16(float* y, __m128i q, __m256 d, __m256 m) {
+  __m256 a = _mm256_mul_ps(Cvt8(q), d), b = _mm256_mul_ps(Cvt8(_mm_srli_si128(q, 8)), d);
+  if constexpr (kMin > 0) a = _mm256_add_ps(a, m), b = _mm256_add_ps(b, m);
+  if constexpr (kMin < 0) a = _mm256_sub_ps(a, m), b = _mm256_sub_ps(b, m);
+  _mm256_storeu_ps(y, a);
+  _mm256_storeu_ps(y + 8, b);
+}
+template <int kMin>
+inline void Store32(float* y, __m256i q, __m256 d, __m256 m) {
+  Store16<kMin>(y, _mm256_castsi256_si128(q), d, m);
+  Store16<kMin>(y + 16, _mm256_extracti128_si256(q, 1), d, m);
+}
+
+
+
+void Q4_0(const BlockQ4_0* x, float* y, int64_t nb) {
+  const __m256i eight = _mm256_set1_epi8(8);
+  for (int64_t i = 0; i < nb; ++i, y += kQK)
+    Store32<0>(y, _mm256_sub_epi8(Nibbles(x[i].qs), eight), _mm256_set1_ps(Fp16ToFp32(x[i].d)), __m256());
+}
+void Q4_1(const BlockQ4_1* x, float* y, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i, y += kQK)
+    Store32<1>(y, Nibbles(x[i].qs), _mm256_set1_ps(Fp16ToFp32(x[i].d)), _mm256_set1_ps(Fp16ToFp32(x[i].m)));
+}
+void Q5_0(const BlockQ5_0* x, float* y, int64_t nb) {
+  const __m256i sixteen = _mm256_set1_epi8(16);
+  for (int64_t i = 0; i < nb; ++i, y += kQK) {
+    const __m256i q = _mm256_or_si256(Nibbles(x[i].qs), FifthBits(HighBits(x[i])));
+    Store32<0>(y, _mm256_sub_epi8(q, sixteen), _mm256_set1_ps(Fp16ToFp32(x[i].d)), __m256());
+  }
+}
+void Q5_1(const BlockQ5_1* x, float* y, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i, y += kQK) {
+    const __m256i q = _mm256_or_si256(Nibbles(x[i].qs), FifthBits(HighBits(x[i])));
+    Store32<1>(y, q, _mm256_set1_ps(Fp16ToFp32(x[i].d)), _mm256_set1_ps(Fp16ToFp32(x[i].m)));
+  }
+}
+void IQ4_NL(const BlockIQ4_NL* x, float* y, int64_t nb) {
+  const __m128i table = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4NLValues));
+  const __m256i table2 = _mm256_set_m128i(table, table);
+  for (int64_t i = 0; i < nb; ++i, y += kQK)
+    Store32<0>(y, _mm256_shuffle_epi8(table2, Nibbles(x[i].qs)), _mm256_set1_ps(Fp16ToFp32(x[i].d)), __m256());
+}
+
+
+void Q2_K(const BlockQ2_K* x, float* y, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i) {
+    const float d = Fp16ToFp32(x[i].d), dmin = Fp16ToFp32(x[i].dmin);
+    int is = 0;
+    for (int half = 0; half < 2; ++half) {
+      const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[i].qs + 32 * half));
+      for (int shift = 0; shift < 8; shift += 2) {
+        const __m256i v = Plane(q, shift, 3);
+        for (int part = 0; part < 2; ++part, ++is, y += 16) {
+          const uint8_t sc = x[i].scales[is];
+          const __m128i v16 = part ? _mm256_extracti128_si256(v, 1) : _mm256_castsi256_si128(v);
+          Store16<-1>(y, v16, _mm256_set1_ps(d * static_cast<float>(sc & 0x0f)),
+                      _mm256_set1_ps(dmin * static_cast<float>(sc >> 4)));
+        }
+      }
+    }
+  }
+}
+
+void Q3_K(const BlockQ3_K* x, float* y, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i) {
+    const float d = Fp16ToFp32(x[i].d);
+    int8_t scales[16];
+    UnpackQ3Scales(x[i].scales, scales);
+    const __m256i hmask = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[i].hmask));
+    int is = 0, bit = 0;
+    for (int half = 0; half < 2; ++half) {
+      const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[i].qs + 32 * half));
+      for (int shift = 0; shift < 8; shift += 2, ++bit) {
+        const __m256i b = _mm256_set1_epi8(static_cast<char>(1 << bit));
+        const __m256i missing = _mm256_cmpeq_epi8(_mm256_and_si256(hmask, b), _mm256_setzero_si256());
+        const __m256i v = _mm256_sub_epi8(Plane(q, shift, 3), _mm256_and_si256(missing, _mm256_set1_epi8(4)));
+        for (int part = 0; part < 2; ++part, ++is, y += 16) {
+          const __m128i v16 = part ? _mm256_extracti128_si256(v, 1) : _mm256_castsi256_si128(v);
+          Store16<0>(y, v16, _mm256_set1_ps(d * static_cast<float>(scales[is])), __m256());
+        }
+      }
+    }
+  }
+}
+
+void Q4_K(const BlockQ4_K* x, float* y, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i) {
+    const float d = Fp16ToFp32(x[i].d), dmin = Fp16ToFp32(x[i].dmin);
+    for (int j = 0; j < 8; j += 2, y += 64) {
+      const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[i].qs + 16 * j));
+      uint8_t sc, m;
+      ScaleMinK4(j, x[i].scales, &sc, &m);
+      Store32<-1>(y, Plane(q, 0, 0x0f), _mm256_set1_ps(d * static_cast<float>(sc)),
+                  _mm256_set1_ps(dmin * static_cast<float>(m)));
+      ScaleMinK4(j + 1, x[i].scales, &sc, &m);
+      Store32<-1>(y + 32, Plane(q, 4, 0x0f), _mm256_set1_ps(d * static_cast<float>(sc)),
+                  _mm256_set1_ps(dmin * static_cast<float>(m)));
+    }
+  }
+}
+
+void Q5_K(const BlockQ5_K* x, float* y, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i) {
+    const float d = Fp16ToFp32(x[i].d), dmin = Fp16ToFp32(x[i].dmin);
+    const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[i].qh));
+    for (int j = 0; j < 8; j += 2, y += 64) {
+      const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[i].qs + 16 * j));
+      const __m256i h0 = _mm256_slli_epi16(Plane(qh, j, 1), 4), h1 = _mm256_slli_epi16(Plane(qh, j + 1, 1), 4);
+      uint8_t sc, m;
+      ScaleMinK4(j, x[i].scales, &sc, &m);
+      Store32<-1>(y, _mm256_or_si256(Plane(q, 0, 0x0f), h0), _mm256_set1_ps(d * static_cast<float>(sc)),
+                  _mm256_set1_ps(dmin * static_cast<float>(m)));
+      ScaleMinK4(j + 1, x[i].scales, &sc, &m);
+      Store32<-1>(y + 32, _mm256_or_si256(Plane(q, 4, 0x0f), h1), _mm256_set1_ps(d * static_cast<float>(sc)),
+                  _mm256_set1_ps(dmin * static_cast<float>(m)));
+    }
+  }
+}
+
+void Q6_K(const BlockQ6_K* x, float* y, int64_t nb) {
+  const __m256i thirty_two = _mm256_set1_epi8(32);
+  for (int64_t i = 0; i < nb; ++i) {
+    const float d = Fp16ToFp32(x[i].d);
+    for (int half = 0; half < 2; ++half, y += 128) {
+      const uint8_t* ql = x[i].ql + 64 * half;
+      const int8_t* sc = x[i].scales + 8 * half;
+      const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql));
+      const __m256i l1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql + 32));
+      const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[i].qh + 32 * half));
+      const __m256i q[4] = {
+          _mm256_or_si256(Plane(l0, 0, 0x0f), _mm256_slli_epi16(Plane(h, 0, 3), 4)),
+          _mm256_or_si256(Plane(l1, 0, 0x0f), _mm256_slli_epi16(Plane(h, 2, 3), 4)),
+          _mm256_or_si256(Plane(l0, 4, 0x0f), _mm256_slli_epi16(Plane(h, 4, 3), 4)),
+          _mm256_or_si256(Plane(l1, 4, 0x0f), _mm256_slli_epi16(Plane(h, 6, 3), 4)),
+      };
+      for (int k = 0; k < 4; ++k) {
+        const __m256i v = _mm256_sub_epi8(q[k], thirty_two);
+        Store16<0>(y + 32 * k, _mm256_castsi256_si128(v), _mm256_set1_ps(d * static_cast<float>(sc[2 * k])), __m256());
+        Store16<0>(y + 32 * k + 16, _mm256_extracti128_si256(v, 1),
+                   _mm256_set1_ps(d * static_cast<float>(sc[2 * k + 1])), __m256());
+      }
+    }
+  }
+}
+
+}  // namespace simd_deq
+#define RS_DEQ simd_deq::
+#else
+#define RS_DEQ
+#endif
+
 }  // namespace
 
 void DequantizeBlocks(WeightType type, const void* src, float* dst, int64_t n) {
   const int64_t nb = n / GetWeightTypeInfo(type).block_elems;
   switch (type) {
-    case WeightType::kQ4_0: return Q4_0(static_cast<const BlockQ4_0*>(src), dst, nb);
-    case WeightType::kQ4_1: return Q4_1(static_cast<const BlockQ4_1*>(src), dst, nb);
-    case WeightType::kQ5_0: return Q5_0(static_cast<const BlockQ5_0*>(src), dst, nb);
-    case WeightType::kQ5_1: return Q5_1(static_cast<const BlockQ5_1*>(src), dst, nb);
+    case WeightType::kQ4_0: return RS_DEQ Q4_0(static_cast<const BlockQ4_0*>(src), dst, nb);
+    case WeightType::kQ4_1: return RS_DEQ Q4_1(static_cast<const BlockQ4_1*>(src), dst, nb);
+    case WeightType::kQ5_0: return RS_DEQ Q5_0(static_cast<const BlockQ5_0*>(src), dst, nb);
+    case WeightType::kQ5_1: return RS_DEQ Q5_1(static_cast<const BlockQ5_1*>(src), dst, nb);
     case WeightType::kQ8_0: return DequantizeRowQ8_0(static_cast<const BlockQ8_0*>(src), dst, n);
-    case WeightType::kIQ4_NL: return IQ4_NL(static_cast<const BlockIQ4_NL*>(src), dst, nb);
-    case WeightType::kQ2_K: return Q2_K(static_cast<const BlockQ2_K*>(src), dst, nb);
-    case WeightType::kQ3_K: return Q3_K(static_cast<const BlockQ3_K*>(src), dst, nb);
-    case WeightType::kQ4_K: return Q4_K(static_cast<const BlockQ4_K*>(src), dst, nb);
-    case WeightType::kQ5_K: return Q5_K(static_cast<const BlockQ5_K*>(src), dst, nb);
-    case WeightType::kQ6_K: return Q6_K(static_cast<const BlockQ6_K*>(src), dst, nb);
+    case WeightType::kIQ4_NL: return RS_DEQ IQ4_NL(static_cast<const BlockIQ4_NL*>(src), dst, nb);
+    case WeightType::kQ2_K: return RS_DEQ Q2_K(static_cast<const BlockQ2_K*>(src), dst, nb);
+    case WeightType::kQ3_K: return RS_DEQ Q3_K(static_cast<const BlockQ3_K*>(src), dst, nb);
+    case WeightType::kQ4_K: return RS_DEQ Q4_K(static_cast<const BlockQ4_K*>(src), dst, nb);
+    case WeightType::kQ5_K: return RS_DEQ Q5_K(static_cast<const BlockQ5_K*>(src), dst, nb);
+    case WeightType::kQ6_K: return RS_DEQ Q6_K(static_cast<const BlockQ6_K*>(src), dst, nb);
     case WeightType::kF32:
     case WeightType::kF16:
     case WeightType::kBF16: break;  // convert.h

@@ -143,7 +143,7 @@ void DequantizeBlocks(WeightType type, const void* src, float* dst, int64_t n) {
 }
 
 namespace internal {
-void StreamRows(const WeightView& w, const float* x, const BlockQ8_0* xq, int64_t n, int64_t r0, int64_t r1,
+void StreamRows(const WeightView& w, const float* x, const QuantizedActivations& xq, int64_t n, int64_t r0, int64_t r1,
                 float* y) {
   K().stream_rows(w, x, xq, n, r0, r1, y);
 }

@@ -29,6 +29,7 @@ namespace radixserve::kernels {
 struct BlockQ8_0;
 struct KvLayerView;
 struct WeightView;
+struct QuantizedActivations;
 enum class WeightType : uint8_t;
 
 // One set's entry points, in the order of the kernel headers.
@@ -54,7 +55,7 @@ struct KernelTable {
   void (*convert_bf16_to_f32)(const uint16_t*, float*, int64_t);
   void (*convert_f32_to_bf16)(const float*, uint16_t*, int64_t);
   void (*dequantize_blocks)(WeightType, const void*, float*, int64_t);
-  void (*stream_rows)(const WeightView&, const float*, const BlockQ8_0*, int64_t, int64_t, int64_t, float*);
+  void (*stream_rows)(const WeightView&, const float*, const QuantizedActivations&, int64_t, int64_t, int64_t, float*);
 };
 
 // Every set, best last: "scalar", "avx2", "avx512", "avx512-vnni".

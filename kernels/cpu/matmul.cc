@@ -41,6 +41,38 @@ void* MatMulScratch::Quantized(int64_t bytes) {
 
 void SetBlasThreads(int n) { GetBlas().SetThreads(n); }
 
+namespace {
+// The parts of a QuantizedActivations buffer, each 64-byte aligned.
+struct ActivationLayout {
+  int64_t quarter_sums, total;
+  ActivationLayout(int64_t n, int64_t cols) {
+    auto up = [](int64_t v) { return (v + 63) / 64 * 64; };
+    const int64_t nb = n * (cols / kQ8BlockSize);
+    quarter_sums = up(nb * static_cast<int64_t>(sizeof(BlockQ8_0)));
+    total = quarter_sums + up(nb * 8 * 4);
+  }
+};
+}  // namespace
+
+int64_t QuantizedActivationsBytes(int64_t n, int64_t cols) { return ActivationLayout(n, cols).total; }
+
+QuantizedActivations QuantizeActivations(const float* x, int64_t n, int64_t cols, void* buffer) {
+  const ActivationLayout layout(n, cols);
+  auto* base = static_cast<uint8_t*>(buffer);
+  auto* blocks = reinterpret_cast<BlockQ8_0*>(base);
+  auto* sums = reinterpret_cast<float*>(base + layout.quarter_sums);
+  const int64_t nb = cols / kQ8BlockSize;
+  for (int64_t t = 0; t < n; ++t) QuantizeRowQ8_0(x + t * cols, blocks + t * nb, cols);
+  for (int64_t b = 0; b < n * nb; ++b) {
+    int s0 = 0, s1 = 0;
+    for (int i = 0; i < 16; ++i) s0 += blocks[b].qs[i], s1 += blocks[b].qs[i + 16];
+    const float d = Fp16ToFp32(blocks[b].d);
+    for (int i = 0; i < 4; ++i) sums[8 * b + i] = d * 0.25f * static_cast<float>(s0);
+    for (int i = 4; i < 8; ++i) sums[8 * b + i] = d * 0.25f * static_cast<float>(s1);
+  }
+  return {blocks, sums};
+}
+
 void DequantizeRows(const WeightView& w, int64_t row_begin, int64_t row_end, float* out) {
   for (int64_t r = row_begin; r < row_end; ++r) {
     float* dst = out + (r - row_begin) * w.cols;
@@ -83,15 +115,10 @@ void MatMulShared(std::span<const MatMulOutput> outputs, const float* x, int64_t
   for (size_t i = 0; i < num_out; ++i)
     task_begin[i + 1] = task_begin[i] + (outputs[i].w->rows + rows_per_task - 1) / rows_per_task;
 
-  const BlockQ8_0* xq = nullptr;
-  bool any_q8 = false;
-  for (size_t i = 0; i < num_out; ++i) any_q8 |= outputs[i].w->type == WeightType::kQ8_0;
-  if (stream && any_q8) {
-    const int64_t xq_blocks = cols / kQ8BlockSize;
-    auto* q = static_cast<BlockQ8_0*>(scratch.Quantized(n * xq_blocks * static_cast<int64_t>(sizeof(BlockQ8_0))));
-    for (int64_t t = 0; t < n; ++t) QuantizeRowQ8_0(x + t * cols, q + t * xq_blocks, cols);
-    xq = q;
-  }
+  QuantizedActivations xq;
+  bool any_blocks = false;
+  for (size_t i = 0; i < num_out; ++i) any_blocks |= !IsFloatWeight(outputs[i].w->type);
+  if (stream && any_blocks) xq = QuantizeActivations(x, n, cols, scratch.Quantized(QuantizedActivationsBytes(n, cols)));
   pool.ParallelFor(task_begin[num_out], [&](int64_t task, int thread) {
     size_t o = 0;
     while (task >= task_begin[o + 1]) ++o;

@@ -1,9 +1,11 @@
 #include "kernels/cpu/matmul_stream.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "kernels/cpu/convert.h"
 #include "kernels/cpu/quant_blocks.h"
+#include "kernels/cpu/quant_simd.h"
 #include "kernels/cpu/simd.h"
 #include "kernels/cpu/vec_ops.h"
 
@@ -142,63 +144,228 @@ void StreamRowsFloat(const WeightView& w, const float* x, int64_t n, int64_t r0,
   if (r < r1) StreamRowsGeneric(w, x, nullptr, n, r, r1, y);
 }
 
-// Block types: 4 rows at a time dequantised into an L1-resident buffer, then the F32 tile.
-void StreamRowsBlocks(const WeightView& w, const float* x, int64_t n, int64_t r0, int64_t r1, float* y) {
-  const int64_t cols = w.cols;
-  float* buffer = RowBuffer(4 * cols);
-  int64_t r = r0;
-  for (; r + 4 <= r1; r += 4) {
-    for (int i = 0; i < 4; ++i) DequantizeBlocks(w.type, Row(w, r + i), buffer + i * cols, cols);
-    TileRowsFloat<WeightType::kF32>(reinterpret_cast<const uint8_t*>(buffer), cols * 4, cols, x, n, y + r, w.rows);
-  }
-  if (r < r1) StreamRowsGeneric(w, x, nullptr, n, r, r1, y);
+#endif  // RS_HAVE_AVX512
+
+#if RS_HAVE_AVX2
+// Block-type weights against Q8_0 activations with int8 products (as llama.cpp computes them):
+// each 32-value weight block is unpacked in registers into bytes q with per-lane scales (one
+// scale per 16 values at most) and, for the affine types, per-lane minimums.
+struct Int8Block {
+  __m256i q;
+  __m256 scale;  // lane l (values 4l..4l+3): w = scale * q (+ min)
+  __m256 min;
+};
+
+inline __m256 HalfScales(float s0, float s1) {
+  return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_set1_ps(s0)), _mm_set1_ps(s1), 1);
 }
 
-// Q8_0 x Q8_0: 2 weight rows x NT (1..4) tokens, int8 products via
-// |w| * sign(x, w); named accumulators for the same reason as TileFloat.
-template <int NT>
-inline void TileQ8(const WeightView& w, const BlockQ8_0* xq, int64_t r, int64_t t, float* y) {
-  const int64_t nb = w.cols / kQ8BlockSize, rows = w.rows;
-  const BlockQ8_0* w0 = reinterpret_cast<const BlockQ8_0*>(Row(w, r));
-  const BlockQ8_0* w1 = reinterpret_cast<const BlockQ8_0*>(Row(w, r + 1));
-  const BlockQ8_0* x0 = xq + t * nb;
-  const BlockQ8_0* x1 = NT > 1 ? x0 + nb : x0;
-  const BlockQ8_0* x2 = NT > 2 ? x0 + 2 * nb : x0;
-  const BlockQ8_0* x3 = NT > 3 ? x0 + 3 * nb : x0;
-  __m256 a00 = _mm256_setzero_ps(), a10 = a00, a01 = a00, a11 = a00, a02 = a00, a12 = a00, a03 = a00, a13 = a00;
-  for (int64_t b = 0; b < nb; ++b) {
-    if constexpr (NT <= 2) {  // few tokens: memory-bound; prefetch each row ahead
-      _mm_prefetch(reinterpret_cast<const char*>(w0 + b) + kPrefetchBytes, _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(w1 + b) + kPrefetchBytes, _MM_HINT_T0);
+using namespace quant_simd;
+
+// One decoder per type. A row is a sequence of units (a legacy block, or a K-quant super-block
+// of 8 blocks of 32): Prepare(row, u) reads unit u's scales once, Load(unit, j) unpacks its
+// block j. kSigned: q is signed (products via |q| * sign(x, q)), else unsigned; kAffine: the
+// blocks have minimums.
+template <typename Block>
+struct LegacyUnit {
+  static constexpr int kBlocks = 1;
+  using Unit = const Block*;
+  static const uint8_t* Bytes(const uint8_t* row, int64_t u) { return row + u * sizeof(Block); }
+  static void Prepare(const uint8_t* row, int64_t u, Unit* out) { *out = reinterpret_cast<const Block*>(row) + u; }
+};
+struct DecodeQ8_0 : LegacyUnit<BlockQ8_0> {
+  static constexpr bool kSigned = true, kAffine = false;
+  static Int8Block Load(Unit x, int) {
+    return {_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x->qs)), _mm256_set1_ps(Fp16ToFp32(x->d)),
+            _mm256_setzero_ps()};
+  }
+};
+struct DecodeQ4_0 : LegacyUnit<BlockQ4_0> {
+  static constexpr bool kSigned = true, kAffine = false;
+  static Int8Block Load(Unit x, int) {
+    return {_mm256_sub_epi8(Nibbles(x->qs), _mm256_set1_epi8(8)), _mm256_set1_ps(Fp16ToFp32(x->d)),
+            _mm256_setzero_ps()};
+  }
+};
+struct DecodeQ4_1 : LegacyUnit<BlockQ4_1> {
+  static constexpr bool kSigned = false, kAffine = true;
+  static Int8Block Load(Unit x, int) {
+    return {Nibbles(x->qs), _mm256_set1_ps(Fp16ToFp32(x->d)), _mm256_set1_ps(Fp16ToFp32(x->m))};
+  }
+};
+struct DecodeQ5_0 : LegacyUnit<BlockQ5_0> {
+  static constexpr bool kSigned = true, kAffine = false;
+  static Int8Block Load(Unit x, int) {
+    const __m256i q = _mm256_or_si256(Nibbles(x->qs), FifthBits(HighBits(*x)));
+    return {_mm256_sub_epi8(q, _mm256_set1_epi8(16)), _mm256_set1_ps(Fp16ToFp32(x->d)), _mm256_setzero_ps()};
+  }
+};
+struct DecodeQ5_1 : LegacyUnit<BlockQ5_1> {
+  static constexpr bool kSigned = false, kAffine = true;
+  static Int8Block Load(Unit x, int) {
+    return {_mm256_or_si256(Nibbles(x->qs), FifthBits(HighBits(*x))), _mm256_set1_ps(Fp16ToFp32(x->d)),
+            _mm256_set1_ps(Fp16ToFp32(x->m))};
+  }
+};
+struct DecodeIQ4_NL : LegacyUnit<BlockIQ4_NL> {
+  static constexpr bool kSigned = true, kAffine = false;
+  static Int8Block Load(Unit x, int) {
+    const __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4NLValues));
+    return {_mm256_shuffle_epi8(_mm256_set_m128i(t, t), Nibbles(x->qs)), _mm256_set1_ps(Fp16ToFp32(x->d)),
+            _mm256_setzero_ps()};
+  }
+};
+
+// K-quants: a unit is a super-block, with its 8 (or 16) scales and minimums as floats.
+template <typename Block>
+struct SuperUnit {
+  const Block* x;
+  float scale[16], min[16];  // per block of 32 (Q4_K, Q5_K) or per 16 values (Q2_K, Q3_K, Q6_K)
+};
+template <typename Block>
+struct KQuant {
+  static constexpr int kBlocks = 8;
+  using Unit = SuperUnit<Block>;
+  static const uint8_t* Bytes(const uint8_t* row, int64_t u) { return row + u * sizeof(Block); }
+};
+struct DecodeQ2_K : KQuant<BlockQ2_K> {
+  static constexpr bool kSigned = false, kAffine = true;
+  static void Prepare(const uint8_t* row, int64_t u, Unit* out) {
+    out->x = reinterpret_cast<const BlockQ2_K*>(row) + u;
+    const float d = Fp16ToFp32(out->x->d), dmin = Fp16ToFp32(out->x->dmin);
+    for (int i = 0; i < 16; ++i) {
+      out->scale[i] = d * static_cast<float>(out->x->scales[i] & 0x0f);
+      out->min[i] = -dmin * static_cast<float>(out->x->scales[i] >> 4);
     }
-    const __m256i q0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w0[b].qs));
-    const __m256i q1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w1[b].qs));
-    const __m256i u0 = _mm256_sign_epi8(q0, q0), u1 = _mm256_sign_epi8(q1, q1);
-    const float d0 = Fp16ToFp32(w0[b].d), d1 = Fp16ToFp32(w1[b].d);
+  }
+  static Int8Block Load(const Unit& u, int j) {
+    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(u.x->qs + 32 * (j / 4)));
+    return {Plane(q, 2 * (j % 4), 3), HalfScales(u.scale[2 * j], u.scale[2 * j + 1]),
+            HalfScales(u.min[2 * j], u.min[2 * j + 1])};
+  }
+};
+struct DecodeQ3_K : KQuant<BlockQ3_K> {
+  static constexpr bool kSigned = true, kAffine = false;
+  static void Prepare(const uint8_t* row, int64_t u, Unit* out) {
+    out->x = reinterpret_cast<const BlockQ3_K*>(row) + u;
+    int8_t scales[16];
+    UnpackQ3Scales(out->x->scales, scales);
+    const float d = Fp16ToFp32(out->x->d);
+    for (int i = 0; i < 16; ++i) out->scale[i] = d * static_cast<float>(scales[i]);
+  }
+  static Int8Block Load(const Unit& u, int j) {
+    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(u.x->qs + 32 * (j / 4)));
+    const __m256i hm = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(u.x->hmask));
+    const __m256i bit = _mm256_set1_epi8(static_cast<char>(1 << j));
+    const __m256i missing = _mm256_cmpeq_epi8(_mm256_and_si256(hm, bit), _mm256_setzero_si256());
+    return {_mm256_sub_epi8(Plane(q, 2 * (j % 4), 3), _mm256_and_si256(missing, _mm256_set1_epi8(4))),
+            HalfScales(u.scale[2 * j], u.scale[2 * j + 1]), _mm256_setzero_ps()};
+  }
+};
+template <typename Block>
+void PrepareK4(const uint8_t* row, int64_t u, SuperUnit<Block>* out) {
+  out->x = reinterpret_cast<const Block*>(row) + u;
+  const float d = Fp16ToFp32(out->x->d), dmin = Fp16ToFp32(out->x->dmin);
+  for (int j = 0; j < 8; ++j) {
+    uint8_t sc, m;
+    ScaleMinK4(j, out->x->scales, &sc, &m);
+    out->scale[j] = d * static_cast<float>(sc);
+    out->min[j] = -dmin * static_cast<float>(m);
+  }
+}
+struct DecodeQ4_K : KQuant<BlockQ4_K> {
+  static constexpr bool kSigned = false, kAffine = true;
+  static void Prepare(const uint8_t* row, int64_t u, Unit* out) { PrepareK4(row, u, out); }
+  static Int8Block Load(const Unit& u, int j) {
+    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(u.x->qs + 32 * (j / 2)));
+    return {Plane(q, 4 * (j % 2), 0x0f), _mm256_set1_ps(u.scale[j]), _mm256_set1_ps(u.min[j])};
+  }
+};
+struct DecodeQ5_K : KQuant<BlockQ5_K> {
+  static constexpr bool kSigned = false, kAffine = true;
+  static void Prepare(const uint8_t* row, int64_t u, Unit* out) { PrepareK4(row, u, out); }
+  static Int8Block Load(const Unit& u, int j) {
+    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(u.x->qs + 32 * (j / 2)));
+    const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(u.x->qh));
+    const __m256i v = _mm256_or_si256(Plane(q, 4 * (j % 2), 0x0f), _mm256_slli_epi16(Plane(qh, j, 1), 4));
+    return {v, _mm256_set1_ps(u.scale[j]), _mm256_set1_ps(u.min[j])};
+  }
+};
+struct DecodeQ6_K : KQuant<BlockQ6_K> {
+  static constexpr bool kSigned = true, kAffine = false;
+  static void Prepare(const uint8_t* row, int64_t u, Unit* out) {
+    out->x = reinterpret_cast<const BlockQ6_K*>(row) + u;
+    const float d = Fp16ToFp32(out->x->d);
+    for (int i = 0; i < 16; ++i) out->scale[i] = d * static_cast<float>(out->x->scales[i]);
+  }
+  static Int8Block Load(const Unit& u, int j) {
+    const int half = j / 4, k = j % 4;
+    const __m256i l = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(u.x->ql + 64 * half + 32 * (k % 2)));
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(u.x->qh + 32 * half));
+    const __m256i v = _mm256_or_si256(Plane(l, k < 2 ? 0 : 4, 0x0f), _mm256_slli_epi16(Plane(h, 2 * k, 3), 4));
+    const float* sc = u.scale + 8 * half + 2 * k;
+    return {_mm256_sub_epi8(v, _mm256_set1_epi8(32)), HalfScales(sc[0], sc[1]), _mm256_setzero_ps()};
+  }
+};
+
 #if RS_HAVE_AVX512_VNNI
 #define RS_I8DOT(u, s) _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, s)
 #else
 #define RS_I8DOT(u, s) _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1))
 #endif
-#define RS_TOKEN_DOT(J)                                                                         \
-  {                                                                                             \
-    const __m256i qx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x##J[b].qs));        \
-    const float dx = Fp16ToFp32(x##J[b].d);                                                     \
-    const __m256i p0 = RS_I8DOT(u0, _mm256_sign_epi8(qx, q0));                                  \
-    const __m256i p1 = RS_I8DOT(u1, _mm256_sign_epi8(qx, q1));                                  \
-    a0##J = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p0), _mm256_set1_ps(d0 * dx), a0##J);            \
-    a1##J = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p1), _mm256_set1_ps(d1 * dx), a1##J);            \
+
+// 2 weight rows x NT (1..4) tokens; named accumulators (GCC spills an array of them).
+// xq starts at the first token; y at that token's output for row w0 (y + rows: the next token's).
+template <class D, int NT>
+inline void TileInt8(const uint8_t* w0, const uint8_t* w1, int64_t nb, const QuantizedActivations& xq, float* y,
+                     int64_t rows) {
+  const BlockQ8_0* x0 = xq.blocks;
+  const BlockQ8_0* x1 = NT > 1 ? x0 + nb : x0;
+  const BlockQ8_0* x2 = NT > 2 ? x0 + 2 * nb : x0;
+  const BlockQ8_0* x3 = NT > 3 ? x0 + 3 * nb : x0;
+  const float* m0 = xq.quarter_sums;
+  const float* m1 = NT > 1 ? m0 + nb * 8 : m0;
+  const float* m2 = NT > 2 ? m0 + 2 * nb * 8 : m0;
+  const float* m3 = NT > 3 ? m0 + 3 * nb * 8 : m0;
+  __m256 a00 = _mm256_setzero_ps(), a10 = a00, a01 = a00, a11 = a00, a02 = a00, a12 = a00, a03 = a00, a13 = a00;
+  typename D::Unit unit0, unit1;
+  for (int64_t b = 0; b < nb; ++b) {
+    const int j = static_cast<int>(b % D::kBlocks);
+    if (j == 0) {
+      const int64_t u = b / D::kBlocks;
+      if constexpr (NT <= 2) {  // few tokens: memory-bound; prefetch each row ahead
+        _mm_prefetch(reinterpret_cast<const char*>(D::Bytes(w0, u)) + 512, _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(D::Bytes(w1, u)) + 512, _MM_HINT_T0);
+      }
+      D::Prepare(w0, u, &unit0);
+      D::Prepare(w1, u, &unit1);
+    }
+    const Int8Block k0 = D::Load(unit0, j), k1 = D::Load(unit1, j);
+    const __m256i u0 = D::kSigned ? _mm256_sign_epi8(k0.q, k0.q) : k0.q;
+    const __m256i u1 = D::kSigned ? _mm256_sign_epi8(k1.q, k1.q) : k1.q;
+#define RS_TOKEN_DOT(J)                                                                                   \
+  {                                                                                                       \
+    const __m256i qx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x##J[b].qs));                  \
+    const __m256 dx = _mm256_set1_ps(Fp16ToFp32(x##J[b].d));                                              \
+    const __m256i p0 = RS_I8DOT(u0, D::kSigned ? _mm256_sign_epi8(qx, k0.q) : qx);                        \
+    const __m256i p1 = RS_I8DOT(u1, D::kSigned ? _mm256_sign_epi8(qx, k1.q) : qx);                        \
+    a0##J = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p0), _mm256_mul_ps(k0.scale, dx), a0##J);                  \
+    a1##J = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p1), _mm256_mul_ps(k1.scale, dx), a1##J);                  \
+    if constexpr (D::kAffine) {                                                                           \
+      const __m256 sums = _mm256_loadu_ps(m##J + 8 * b);                                                  \
+      a0##J = _mm256_fmadd_ps(k0.min, sums, a0##J);                                                       \
+      a1##J = _mm256_fmadd_ps(k1.min, sums, a1##J);                                                       \
+    }                                                                                                     \
   }
     RS_TOKEN_DOT(0)
     if constexpr (NT > 1) RS_TOKEN_DOT(1)
     if constexpr (NT > 2) RS_TOKEN_DOT(2)
     if constexpr (NT > 3) RS_TOKEN_DOT(3)
 #undef RS_TOKEN_DOT
-#undef RS_I8DOT
   }
 #define RS_STORE(J)                                   \
   {                                                   \
-    float* yt = y + (t + J) * rows + r;               \
+    float* yt = y + J * rows;                         \
     yt[0] = simd::HorizontalSum(a0##J);               \
     yt[1] = simd::HorizontalSum(a1##J);               \
   }
@@ -208,37 +375,65 @@ inline void TileQ8(const WeightView& w, const BlockQ8_0* xq, int64_t r, int64_t 
   if constexpr (NT > 3) RS_STORE(3)
 #undef RS_STORE
 }
+#undef RS_I8DOT
 
-void StreamRowsQ8(const WeightView& w, const BlockQ8_0* xq, int64_t n, int64_t r0, int64_t r1, float* y) {
-  int64_t r = r0;
-  for (; r + 2 <= r1; r += 2) {
-    int64_t t = 0;
-    for (; t + 4 <= n; t += 4) TileQ8<4>(w, xq, r, t, y);
-    switch (n - t) {
-      case 3: TileQ8<3>(w, xq, r, t, y); break;
-      case 2: TileQ8<2>(w, xq, r, t, y); break;
-      case 1: TileQ8<1>(w, xq, r, t, y); break;
-      default: break;
+template <class D>
+void StreamRowsInt8(const WeightView& w, const QuantizedActivations& xq, int64_t n, int64_t r0, int64_t r1,
+                    float* y) {
+  const int64_t nb = w.cols / kQ8BlockSize;
+  for (int64_t r = r0; r < r1; r += 2) {
+    const bool pair = r + 1 < r1;
+    const uint8_t* w0 = Row(w, r);
+    const uint8_t* w1 = pair ? Row(w, r + 1) : w0;  // an odd last row pairs with itself
+    for (int64_t t = 0; t < n; t += 4) {
+      const int nt = static_cast<int>(std::min<int64_t>(4, n - t));
+      // A pair writes y directly; the odd row writes both copies to `last`, 2 floats per token.
+      float last[2 * 4];
+      float* out = pair ? y + t * w.rows + r : last;
+      const int64_t stride = pair ? w.rows : 2;
+      const QuantizedActivations xt = xq.From(t, w.cols);
+      switch (nt) {
+        case 4: TileInt8<D, 4>(w0, w1, nb, xt, out, stride); break;
+        case 3: TileInt8<D, 3>(w0, w1, nb, xt, out, stride); break;
+        case 2: TileInt8<D, 2>(w0, w1, nb, xt, out, stride); break;
+        default: TileInt8<D, 1>(w0, w1, nb, xt, out, stride); break;
+      }
+      if (!pair)
+        for (int j = 0; j < nt; ++j) y[(t + j) * w.rows + r] = last[2 * j];
     }
   }
-  if (r < r1) StreamRowsGeneric(w, nullptr, xq, n, r, r1, y);
 }
-#endif
+#endif  // RS_HAVE_AVX2
 
 }  // namespace
 
-void StreamRows(const WeightView& w, const float* x, const BlockQ8_0* xq, int64_t n, int64_t r0, int64_t r1,
-                float* y) {
-#if RS_HAVE_AVX512
+void StreamRows(const WeightView& w, const float* x, const QuantizedActivations& xq, int64_t n, int64_t r0,
+                int64_t r1, float* y) {
+#if RS_HAVE_AVX2
   switch (w.type) {
+#if RS_HAVE_AVX512
     case WeightType::kF32: return StreamRowsFloat<WeightType::kF32>(w, x, n, r0, r1, y);
     case WeightType::kF16: return StreamRowsFloat<WeightType::kF16>(w, x, n, r0, r1, y);
     case WeightType::kBF16: return StreamRowsFloat<WeightType::kBF16>(w, x, n, r0, r1, y);
-    case WeightType::kQ8_0: return StreamRowsQ8(w, xq, n, r0, r1, y);
-    default: return StreamRowsBlocks(w, x, n, r0, r1, y);
+#else
+    case WeightType::kF32:
+    case WeightType::kF16:
+    case WeightType::kBF16: break;
+#endif
+    case WeightType::kQ8_0: return StreamRowsInt8<DecodeQ8_0>(w, xq, n, r0, r1, y);
+    case WeightType::kQ4_0: return StreamRowsInt8<DecodeQ4_0>(w, xq, n, r0, r1, y);
+    case WeightType::kQ4_1: return StreamRowsInt8<DecodeQ4_1>(w, xq, n, r0, r1, y);
+    case WeightType::kQ5_0: return StreamRowsInt8<DecodeQ5_0>(w, xq, n, r0, r1, y);
+    case WeightType::kQ5_1: return StreamRowsInt8<DecodeQ5_1>(w, xq, n, r0, r1, y);
+    case WeightType::kIQ4_NL: return StreamRowsInt8<DecodeIQ4_NL>(w, xq, n, r0, r1, y);
+    case WeightType::kQ2_K: return StreamRowsInt8<DecodeQ2_K>(w, xq, n, r0, r1, y);
+    case WeightType::kQ3_K: return StreamRowsInt8<DecodeQ3_K>(w, xq, n, r0, r1, y);
+    case WeightType::kQ4_K: return StreamRowsInt8<DecodeQ4_K>(w, xq, n, r0, r1, y);
+    case WeightType::kQ5_K: return StreamRowsInt8<DecodeQ5_K>(w, xq, n, r0, r1, y);
+    case WeightType::kQ6_K: return StreamRowsInt8<DecodeQ6_K>(w, xq, n, r0, r1, y);
   }
 #endif
-  StreamRowsGeneric(w, x, xq, n, r0, r1, y);
+  StreamRowsGeneric(w, x, xq.blocks, n, r0, r1, y);
 }
 
 }  // namespace internal

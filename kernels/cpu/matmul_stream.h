@@ -10,12 +10,31 @@
 #include "kernels/cpu/q8_0.h"
 
 namespace radixserve::kernels {
+
+// Activations quantised once per MatMul for the int8 paths (block-type weights, small batches):
+// x as Q8_0 blocks, and per block of 32 the offset sums of the affine weight types in the 8 lanes
+// of a dot product (4 values each): lanes 0-3 hold d * sum(q[0..16)) / 4, lanes 4-7
+// d * sum(q[16..32)) / 4 (a weight w = s * q + m then adds m times the sum of its lanes).
+struct QuantizedActivations {
+  const BlockQ8_0* blocks = nullptr;    // [n][cols / 32]
+  const float* quarter_sums = nullptr;  // [n][cols / 32][8]
+  // The same activations from token t on.
+  QuantizedActivations From(int64_t t, int64_t cols) const {
+    const int64_t nb = cols / 32;
+    return {blocks + t * nb, quarter_sums + t * nb * 8};
+  }
+};
+// Bytes of the buffer QuantizeActivations needs for n rows of cols values.
+int64_t QuantizedActivationsBytes(int64_t n, int64_t cols);
+// Quantises x [n][cols] into `buffer` (QuantizedActivationsBytes; kernels load it unaligned).
+QuantizedActivations QuantizeActivations(const float* x, int64_t n, int64_t cols, void* buffer);
+
 RS_KERNELS_BEGIN
 namespace internal {
 
 // y[t * rows + r] = dot(W[r], x[t]) for r in [r0, r1), t in [0, n).
-// For Q8_0 weights xq holds x quantised per row (cols / 32 blocks per token).
-void StreamRows(const WeightView& w, const float* x, const BlockQ8_0* xq, int64_t n, int64_t r0, int64_t r1,
+// For block-type weights xq holds x quantised (QuantizeActivations); F32/F16/BF16 read x.
+void StreamRows(const WeightView& w, const float* x, const QuantizedActivations& xq, int64_t n, int64_t r0, int64_t r1,
                 float* y);
 
 }  // namespace internal

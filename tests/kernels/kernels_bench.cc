@@ -10,6 +10,7 @@
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/matmul_stream.h"
 #include "kernels/cpu/q8_0.h"
+#include "kernels/cpu/quantize.h"
 
 namespace radixserve::kernels {
 namespace {
@@ -30,12 +31,7 @@ Weights MakeWeights(WeightType type, int64_t rows, int64_t cols) {
   for (int64_t r = 0; r < rows; ++r) {
     uint8_t* dst = w.bytes.data() + r * w.view.row_bytes();
     const float* src = f.data() + r * cols;
-    switch (type) {
-      case WeightType::kF32: std::memcpy(dst, src, cols * 4); break;
-      case WeightType::kF16: ConvertF32ToF16(src, reinterpret_cast<uint16_t*>(dst), cols); break;
-      case WeightType::kBF16: ConvertF32ToBf16(src, reinterpret_cast<uint16_t*>(dst), cols); break;
-      case WeightType::kQ8_0: QuantizeRowQ8_0(src, reinterpret_cast<BlockQ8_0*>(dst), cols); break;
-    }
+    QuantizeBlocks(type, src, dst, cols);
   }
   w.view.data = w.bytes.data();
   return w;
@@ -58,12 +54,19 @@ void BM_MatMul(benchmark::State& state) {
   state.counters["GFLOP/s"] = benchmark::Counter(2.0 * n * rows * cols, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
 
+// The types benchmarked (the enum's values as benchmark arguments).
+const std::vector<int64_t> kTypes = {
+    static_cast<int64_t>(WeightType::kF32),  static_cast<int64_t>(WeightType::kF16),
+    static_cast<int64_t>(WeightType::kBF16), static_cast<int64_t>(WeightType::kQ8_0),
+    static_cast<int64_t>(WeightType::kQ4_0), static_cast<int64_t>(WeightType::kQ4_K),
+    static_cast<int64_t>(WeightType::kQ6_K)};
+
 void MatMulArgs(benchmark::internal::Benchmark* b) {
   for (int threads : {1, 2})
-    for (int type = 0; type < 4; ++type)
+    for (int64_t type : kTypes)
       for (int n : {1, 4, 8, 16, 32, 512}) b->Args({type, n, 2048, 768, threads});
-  b->Args({0, 1, 32000, 768, 2});
-  b->Args({3, 1, 32000, 768, 2});
+  b->Args({static_cast<int64_t>(WeightType::kF32), 1, 32000, 768, 2});
+  b->Args({static_cast<int64_t>(WeightType::kQ8_0), 1, 32000, 768, 2});
 }
 BENCHMARK(BM_MatMul)->Apply(MatMulArgs)->UseRealTime()->ArgNames({"type", "n", "rows", "cols", "thr"});
 
@@ -73,15 +76,16 @@ void BM_Stream(benchmark::State& state) {
   const int64_t n = state.range(1), rows = 2048, cols = 768;
   Weights w = MakeWeights(type, rows, cols);
   std::vector<float> x(n * cols, 0.5f), y(n * rows);
-  std::vector<BlockQ8_0> xq(n * cols / 32);
-  for (int64_t t = 0; t < n; ++t) QuantizeRowQ8_0(x.data() + t * cols, xq.data() + t * cols / 32, cols);
+  std::vector<uint8_t> buffer(QuantizedActivationsBytes(n, cols) + 64);
+  const QuantizedActivations xq = QuantizeActivations(
+      x.data(), n, cols, reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(buffer.data()) + 63) / 64 * 64));
   for (auto _ : state) {
-    internal::StreamRows(w.view, x.data(), xq.data(), n, 0, rows, y.data());
+    internal::StreamRows(w.view, x.data(), xq, n, 0, rows, y.data());
     benchmark::DoNotOptimize(y.data());
   }
   state.counters["GFLOP/s"] = benchmark::Counter(2.0 * n * rows * cols, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
-BENCHMARK(BM_Stream)->ArgsProduct({{0, 1, 2, 3}, {1, 4, 8, 16, 32, 64, 512}})->ArgNames({"type", "n"});
+BENCHMARK(BM_Stream)->ArgsProduct({kTypes, {1, 4, 8, 16, 32, 64, 512}})->ArgNames({"type", "n"});
 
 void BM_Attention(benchmark::State& state) {
   const int64_t n_keys = state.range(0);
