@@ -6,6 +6,7 @@
 
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/convert.h"
+#include "kernels/cpu/gemm_int8.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/kernel_set.h"
 #include "kernels/cpu/matmul_stream.h"
@@ -138,6 +139,11 @@ void ConvertF16ToF32(const uint16_t* src, float* dst, int64_t n) { K().convert_f
 void ConvertF32ToF16(const float* src, uint16_t* dst, int64_t n) { K().convert_f32_to_f16(src, dst, n); }
 void ConvertBf16ToF32(const uint16_t* src, float* dst, int64_t n) { K().convert_bf16_to_f32(src, dst, n); }
 void ConvertF32ToBf16(const float* src, uint16_t* dst, int64_t n) { K().convert_f32_to_bf16(src, dst, n); }
+bool GemmInt8Supports(WeightType type) { return K().gemm_int8_supports(type); }
+void GemmInt8Rows(const WeightView& w, const QuantizedBatch& x, int64_t r0, int64_t r1, float* y, int64_t ldy,
+                  void* pack) {
+  K().gemm_int8_rows(w, x, r0, r1, y, ldy, pack);
+}
 void DequantizeBlocks(WeightType type, const void* src, float* dst, int64_t n) {
   K().dequantize_blocks(type, src, dst, n);
 }

@@ -30,6 +30,7 @@ struct BlockQ8_0;
 struct KvLayerView;
 struct WeightView;
 struct QuantizedActivations;
+struct QuantizedBatch;
 enum class WeightType : uint8_t;
 
 // One set's entry points, in the order of the kernel headers.
@@ -55,6 +56,8 @@ struct KernelTable {
   void (*convert_bf16_to_f32)(const uint16_t*, float*, int64_t);
   void (*convert_f32_to_bf16)(const float*, uint16_t*, int64_t);
   void (*dequantize_blocks)(WeightType, const void*, float*, int64_t);
+  bool (*gemm_int8_supports)(WeightType);
+  void (*gemm_int8_rows)(const WeightView&, const QuantizedBatch&, int64_t, int64_t, float*, int64_t, void*);
   void (*stream_rows)(const WeightView&, const float*, const QuantizedActivations&, int64_t, int64_t, int64_t, float*);
 };
 

@@ -2,6 +2,7 @@
 // RS_KERNEL_SET_NAME and RS_KERNEL_TABLE_FN (its one exported symbol) set by CMake.
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/convert.h"
+#include "kernels/cpu/gemm_int8.h"
 #include "kernels/cpu/kernel_set.h"
 #include "kernels/cpu/matmul_stream.h"
 #include "kernels/cpu/q8_0.h"
@@ -15,7 +16,8 @@ constexpr KernelTable kTable = {
     RS_KERNEL_SET_NAME, &DotF32,           &DotF16F32,        &DotBf16F32,       &Axpy,
     &RmsNorm,           &SiluMul,          &Softmax,          &RopeNorm,         &RopeNeox,         &GeluMul,          &QuantizeRowQ8_0,
     &DequantizeRowQ8_0, &DotQ8_0,          &AttendSlots,      &ConvertF16ToF32,  &ConvertF32ToF16,
-    &ConvertBf16ToF32,  &ConvertF32ToBf16, &DequantizeBlocks, &internal::StreamRows,
+    &ConvertBf16ToF32,  &ConvertF32ToBf16, &DequantizeBlocks, &GemmInt8Supports, &GemmInt8Rows,
+    &internal::StreamRows,
 };
 }  // namespace
 RS_KERNELS_END

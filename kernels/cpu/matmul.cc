@@ -4,6 +4,7 @@
 
 #include "kernels/cpu/blas.h"
 #include "kernels/cpu/convert.h"
+#include "kernels/cpu/gemm_int8.h"
 #include "kernels/cpu/matmul_stream.h"
 #include "kernels/cpu/q8_0.h"
 #include "kernels/cpu/quant_blocks.h"
@@ -53,6 +54,48 @@ struct ActivationLayout {
   }
 };
 }  // namespace
+
+int64_t GemmInt8PackBytes(int64_t cols) { return cols / kQ8BlockSize * 768; }
+
+namespace {
+struct BatchLayout {
+  int64_t d, d_sum, total;
+  BatchLayout(int64_t n, int64_t cols) {
+    auto up = [](int64_t v) { return (v + 63) / 64 * 64; };
+    const int64_t nb = n * (cols / kQ8BlockSize);
+    d = up(n * cols);
+    d_sum = d + up(nb * 4);
+    total = d_sum + up(nb * 8);
+  }
+};
+}  // namespace
+
+int64_t QuantizedBatchBytes(int64_t n, int64_t cols) { return BatchLayout(n, cols).total; }
+
+QuantizedBatch QuantizeBatch(const float* x, int64_t n, int64_t cols, void* buffer, int64_t t0, int64_t t1) {
+  const BatchLayout layout(n, cols);
+  auto* base = static_cast<uint8_t*>(buffer);
+  auto* q = reinterpret_cast<int8_t*>(base);
+  auto* d = reinterpret_cast<float*>(base + layout.d);
+  auto* d_sum = reinterpret_cast<float*>(base + layout.d_sum);
+  const int64_t nb = cols / kQ8BlockSize;
+  BlockQ8_0 blocks[16];
+  for (int64_t t = t0; t < t1; ++t)
+    for (int64_t b0 = 0; b0 < nb; b0 += 16) {
+      const int64_t count = std::min<int64_t>(16, nb - b0);
+      QuantizeRowQ8_0(x + t * cols + b0 * kQ8BlockSize, blocks, count * kQ8BlockSize);
+      for (int64_t i = 0; i < count; ++i) {
+        const int64_t at = (b0 + i) * n + t;  // block-major
+        std::copy_n(blocks[i].qs, kQ8BlockSize, q + at * kQ8BlockSize);
+        int s0 = 0, s1 = 0;
+        for (int k = 0; k < 16; ++k) s0 += blocks[i].qs[k], s1 += blocks[i].qs[k + 16];
+        d[at] = Fp16ToFp32(blocks[i].d);
+        d_sum[2 * at] = d[at] * static_cast<float>(s0);
+        d_sum[2 * at + 1] = d[at] * static_cast<float>(s1);
+      }
+    }
+  return {q, d, d_sum, n, cols};
+}
 
 int64_t QuantizedActivationsBytes(int64_t n, int64_t cols) { return ActivationLayout(n, cols).total; }
 
@@ -119,6 +162,18 @@ void MatMulShared(std::span<const MatMulOutput> outputs, const float* x, int64_t
   bool any_blocks = false;
   for (size_t i = 0; i < num_out; ++i) any_blocks |= !IsFloatWeight(outputs[i].w->type);
   if (stream && any_blocks) xq = QuantizeActivations(x, n, cols, scratch.Quantized(QuantizedActivationsBytes(n, cols)));
+  // Large batches of block types: the int8 GEMM where the kernel set has one, x quantised once.
+  bool any_int8 = false;
+  for (size_t i = 0; i < num_out; ++i) any_int8 |= !stream && GemmInt8Supports(outputs[i].w->type);
+  QuantizedBatch xb;
+  if (any_int8) {
+    void* buffer = scratch.Quantized(QuantizedBatchBytes(n, cols));
+    constexpr int64_t kTokensPerTask = 32;
+    pool.ParallelFor((n + kTokensPerTask - 1) / kTokensPerTask, [&](int64_t task, int) {
+      QuantizeBatch(x, n, cols, buffer, task * kTokensPerTask, std::min(n, (task + 1) * kTokensPerTask));
+    });
+    xb = QuantizeBatch(x, n, cols, buffer, 0, 0);
+  }
   pool.ParallelFor(task_begin[num_out], [&](int64_t task, int thread) {
     size_t o = 0;
     while (task >= task_begin[o + 1]) ++o;
@@ -128,6 +183,10 @@ void MatMulShared(std::span<const MatMulOutput> outputs, const float* x, int64_t
     const int64_t r0 = (task - task_begin[o]) * rows_per_task, r1 = std::min(rows, r0 + rows_per_task);
     if (stream) {
       internal::StreamRows(w, x, xq, n, r0, r1, y);
+      return;
+    }
+    if (any_int8 && GemmInt8Supports(w.type)) {
+      GemmInt8Rows(w, xb, r0, r1, y, rows, scratch.ThreadTile(thread, GemmInt8PackBytes(cols) / 4));
       return;
     }
     const float* wt;

@@ -1,0 +1,168 @@
+#include "kernels/cpu/gemm_int8.h"
+
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+
+#include "kernels/cpu/block_decoders.h"
+#include "kernels/cpu/matmul.h"
+#include "kernels/cpu/simd.h"
+
+namespace radixserve::kernels {
+RS_KERNELS_BEGIN
+namespace {
+
+#if RS_HAVE_AVX512_VNNI
+using namespace block_decoders;
+
+constexpr int kTileRows = 16;
+constexpr int kTileTokens = 8;
+// One block of 32 values of a 16-row tile: bytes [8 groups of 4 values][16 rows][4], then per
+// half-block (16 values) the 16 rows' scales and effective minimums (m - kOffset * s).
+struct PackedBlock {
+  uint8_t q[8][kTileRows][4];
+  float scale[2][kTileRows];
+  float min[2][kTileRows];
+};
+static_assert(sizeof(PackedBlock) == 768, "packed block layout");
+
+template <class D>
+void PackTile(const WeightView& w, int64_t r0, int64_t rows, PackedBlock* out) {
+  const int64_t nb = w.cols / 32;
+  alignas(32) uint8_t q[32];
+  alignas(32) float scale[8], min[8];
+  for (int r = 0; r < kTileRows; ++r) {
+    if (r >= rows) {  // padding rows: zero weights
+      for (int64_t b = 0; b < nb; ++b) {
+        for (int g = 0; g < 8; ++g) std::memset(out[b].q[g][r], 0, 4);
+        for (int h = 0; h < 2; ++h) out[b].scale[h][r] = out[b].min[h][r] = 0.0f;
+      }
+      continue;
+    }
+    const uint8_t* row = static_cast<const uint8_t*>(w.data) + (r0 + r) * w.row_bytes();
+    typename D::Unit unit;
+    for (int64_t b = 0; b < nb; ++b) {
+      const int j = static_cast<int>(b % D::kBlocks);
+      if (j == 0) D::Prepare(row, b / D::kBlocks, &unit);
+      const Int8Block k = D::Load(unit, j);
+      __m256i v = k.q;
+      if constexpr (D::kOffset != 0) v = _mm256_add_epi8(v, _mm256_set1_epi8(static_cast<char>(D::kOffset)));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(q), v);
+      _mm256_store_ps(scale, k.scale);
+      _mm256_store_ps(min, D::kAffine ? k.min : _mm256_setzero_ps());
+      for (int g = 0; g < 8; ++g) std::memcpy(out[b].q[g][r], q + 4 * g, 4);
+      for (int h = 0; h < 2; ++h) {
+        out[b].scale[h][r] = scale[4 * h];
+        out[b].min[h][r] = min[4 * h] - static_cast<float>(D::kOffset) * scale[4 * h];
+      }
+    }
+  }
+}
+
+// 4 activation bytes as one int32 in every lane (an unaligned, aliasing load the compiler can fold
+// into vpdpbusd's broadcast operand).
+typedef int32_t UnalignedI32 __attribute__((aligned(1), may_alias));
+inline __m512i Broadcast4(const int8_t* p) { return _mm512_set1_epi32(*reinterpret_cast<const UnalignedI32*>(p)); }
+
+// kTileRows rows x NT tokens from token t0; y at (t0, r0). kSplit: the two halves of a block have
+// their own scales (Q2_K, Q3_K, Q6_K); otherwise one scale and minimum serve the whole block.
+template <bool kSplit, int NT>
+void TileKernel(const PackedBlock* pack, int64_t nb, const QuantizedBatch& x, int64_t t0, float* y, int64_t ldy,
+                __mmask16 rows) {
+  __m512 acc[NT];
+  for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    const PackedBlock& p = pack[b];
+    __m512i w[8];
+    for (int g = 0; g < 8; ++g) w[g] = _mm512_loadu_si512(p.q[g]);
+    const __m512 s0 = _mm512_loadu_ps(p.scale[0]), m0 = _mm512_loadu_ps(p.min[0]);
+    const __m512 s1 = kSplit ? _mm512_loadu_ps(p.scale[1]) : s0, m1 = kSplit ? _mm512_loadu_ps(p.min[1]) : m0;
+    const int64_t at = b * x.n + t0;  // token t0 of block b
+    const int8_t* qb = x.q + at * 32;
+    const float* db = x.d + at;
+    const float* dsb = x.d_sum + at * 2;
+    // Group by group over all tokens: NT independent dot-product chains (one per token) keep
+    // vpdpbusd's latency hidden.
+    for (int half = 0; half < (kSplit ? 2 : 1); ++half) {
+      __m512i dot[NT];
+#pragma GCC unroll 8
+      for (int t = 0; t < NT; ++t) dot[t] = _mm512_setzero_si512();
+      const int g0 = kSplit ? 4 * half : 0, g1 = kSplit ? g0 + 4 : 8;
+#pragma GCC unroll 8
+      for (int g = g0; g < g1; ++g)
+#pragma GCC unroll 8
+        for (int t = 0; t < NT; ++t) dot[t] = _mm512_dpbusd_epi32(dot[t], w[g], Broadcast4(qb + 32 * t + 4 * g));
+      const __m512 s = half ? s1 : s0, m = half ? m1 : m0;
+#pragma GCC unroll 8
+      for (int t = 0; t < NT; ++t) {
+        const __m512 dx = _mm512_set1_ps(db[t]);
+        const float ds = kSplit ? dsb[2 * t + half] : dsb[2 * t] + dsb[2 * t + 1];
+        acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[t]), _mm512_mul_ps(s, dx), acc[t]);
+        acc[t] = _mm512_fmadd_ps(m, _mm512_set1_ps(ds), acc[t]);
+      }
+    }
+  }
+  for (int t = 0; t < NT; ++t) _mm512_mask_storeu_ps(y + t * ldy, rows, acc[t]);
+}
+
+template <class D>
+void Rows(const WeightView& w, const QuantizedBatch& x, int64_t r0, int64_t r1, float* y, int64_t ldy, void* pack) {
+  auto* tile = static_cast<PackedBlock*>(pack);
+  const int64_t nb = w.cols / 32;
+  for (int64_t r = r0; r < r1; r += kTileRows) {
+    const int64_t rows = std::min<int64_t>(kTileRows, r1 - r);
+    PackTile<D>(w, r, rows, tile);
+    // Per-16 scales: Q2_K, Q3_K, Q6_K; the others have one scale (and minimum) per 32 values.
+    constexpr bool kSplit = std::is_same_v<D, DecodeQ2_K> || std::is_same_v<D, DecodeQ3_K> ||
+                            std::is_same_v<D, DecodeQ6_K>;
+    const __mmask16 mask = static_cast<__mmask16>((1u << rows) - 1);
+    int64_t t = 0;
+    for (; t + kTileTokens <= x.n; t += kTileTokens) TileKernel<kSplit, kTileTokens>(tile, nb, x, t, y + t * ldy + r, ldy, mask);
+    switch (x.n - t) {
+      case 7: TileKernel<kSplit, 7>(tile, nb, x, t, y + t * ldy + r, ldy, mask); break;
+      case 6: TileKernel<kSplit, 6>(tile, nb, x, t, y + t * ldy + r, ldy, mask); break;
+      case 5: TileKernel<kSplit, 5>(tile, nb, x, t, y + t * ldy + r, ldy, mask); break;
+      case 4: TileKernel<kSplit, 4>(tile, nb, x, t, y + t * ldy + r, ldy, mask); break;
+      case 3: TileKernel<kSplit, 3>(tile, nb, x, t, y + t * ldy + r, ldy, mask); break;
+      case 2: TileKernel<kSplit, 2>(tile, nb, x, t, y + t * ldy + r, ldy, mask); break;
+      case 1: TileKernel<kSplit, 1>(tile, nb, x, t, y + t * ldy + r, ldy, mask); break;
+      default: break;
+    }
+  }
+}
+#endif  // RS_HAVE_AVX512_VNNI
+
+}  // namespace
+
+bool GemmInt8Supports(WeightType type) {
+#if RS_HAVE_AVX512_VNNI
+  return !IsFloatWeight(type);
+#else
+  (void)type;
+  return false;
+#endif
+}
+
+void GemmInt8Rows(const WeightView& w, const QuantizedBatch& x, int64_t r0, int64_t r1, float* y, int64_t ldy,
+                  void* pack) {
+#if RS_HAVE_AVX512_VNNI
+  switch (w.type) {
+    case WeightType::kQ8_0: return Rows<DecodeQ8_0>(w, x, r0, r1, y, ldy, pack);
+    case WeightType::kQ4_0: return Rows<DecodeQ4_0>(w, x, r0, r1, y, ldy, pack);
+    case WeightType::kQ4_1: return Rows<DecodeQ4_1>(w, x, r0, r1, y, ldy, pack);
+    case WeightType::kQ5_0: return Rows<DecodeQ5_0>(w, x, r0, r1, y, ldy, pack);
+    case WeightType::kQ5_1: return Rows<DecodeQ5_1>(w, x, r0, r1, y, ldy, pack);
+    case WeightType::kIQ4_NL: return Rows<DecodeIQ4_NL>(w, x, r0, r1, y, ldy, pack);
+    case WeightType::kQ2_K: return Rows<DecodeQ2_K>(w, x, r0, r1, y, ldy, pack);
+    case WeightType::kQ3_K: return Rows<DecodeQ3_K>(w, x, r0, r1, y, ldy, pack);
+    case WeightType::kQ4_K: return Rows<DecodeQ4_K>(w, x, r0, r1, y, ldy, pack);
+    case WeightType::kQ5_K: return Rows<DecodeQ5_K>(w, x, r0, r1, y, ldy, pack);
+    case WeightType::kQ6_K: return Rows<DecodeQ6_K>(w, x, r0, r1, y, ldy, pack);
+    default: break;
+  }
+#endif
+  (void)w, (void)x, (void)r0, (void)r1, (void)y, (void)ldy, (void)pack;
+}
+
+RS_KERNELS_END
+}  // namespace radixserve::kernels
