@@ -45,12 +45,14 @@ void SetBlasThreads(int n) { GetBlas().SetThreads(n); }
 namespace {
 // The parts of a QuantizedActivations buffer, each 64-byte aligned.
 struct ActivationLayout {
-  int64_t quarter_sums, total;
+  int64_t quarter_sums, values, lane_scales, total;
   ActivationLayout(int64_t n, int64_t cols) {
     auto up = [](int64_t v) { return (v + 63) / 64 * 64; };
     const int64_t nb = n * (cols / kQ8BlockSize);
     quarter_sums = up(nb * static_cast<int64_t>(sizeof(BlockQ8_0)));
-    total = quarter_sums + up(nb * 8 * 4);
+    values = quarter_sums + up(nb * 8 * 4);
+    lane_scales = values + up(n * cols);
+    total = lane_scales + up(nb * 8 * 4);
   }
 };
 }  // namespace
@@ -104,16 +106,20 @@ QuantizedActivations QuantizeActivations(const float* x, int64_t n, int64_t cols
   auto* base = static_cast<uint8_t*>(buffer);
   auto* blocks = reinterpret_cast<BlockQ8_0*>(base);
   auto* sums = reinterpret_cast<float*>(base + layout.quarter_sums);
+  auto* values = reinterpret_cast<int8_t*>(base + layout.values);
+  auto* lane_scales = reinterpret_cast<float*>(base + layout.lane_scales);
   const int64_t nb = cols / kQ8BlockSize;
   for (int64_t t = 0; t < n; ++t) QuantizeRowQ8_0(x + t * cols, blocks + t * nb, cols);
   for (int64_t b = 0; b < n * nb; ++b) {
     int s0 = 0, s1 = 0;
     for (int i = 0; i < 16; ++i) s0 += blocks[b].qs[i], s1 += blocks[b].qs[i + 16];
     const float d = Fp16ToFp32(blocks[b].d);
+    std::copy_n(blocks[b].qs, kQ8BlockSize, values + b * kQ8BlockSize);
+    for (int i = 0; i < 8; ++i) lane_scales[8 * b + i] = d;
     for (int i = 0; i < 4; ++i) sums[8 * b + i] = d * 0.25f * static_cast<float>(s0);
     for (int i = 4; i < 8; ++i) sums[8 * b + i] = d * 0.25f * static_cast<float>(s1);
   }
-  return {blocks, sums};
+  return {blocks, sums, values, lane_scales};
 }
 
 void DequantizeRows(const WeightView& w, int64_t row_begin, int64_t row_end, float* out) {

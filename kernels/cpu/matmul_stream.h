@@ -15,13 +15,17 @@ namespace radixserve::kernels {
 // x as Q8_0 blocks, and per block of 32 the offset sums of the affine weight types in the 8 lanes
 // of a dot product (4 values each): lanes 0-3 hold d * sum(q[0..16)) / 4, lanes 4-7
 // d * sum(q[16..32)) / 4 (a weight w = s * q + m then adds m times the sum of its lanes).
+// `values` and `lane_scales` repeat the blocks' bytes and scales (d in all 8 lanes of a block) for
+// kernels that read two blocks in one 512-bit load.
 struct QuantizedActivations {
   const BlockQ8_0* blocks = nullptr;    // [n][cols / 32]
   const float* quarter_sums = nullptr;  // [n][cols / 32][8]
+  const int8_t* values = nullptr;       // [n][cols]
+  const float* lane_scales = nullptr;   // [n][cols / 32][8]
   // The same activations from token t on.
   QuantizedActivations From(int64_t t, int64_t cols) const {
     const int64_t nb = cols / 32;
-    return {blocks + t * nb, quarter_sums + t * nb * 8};
+    return {blocks + t * nb, quarter_sums + t * nb * 8, values + t * cols, lane_scales + t * nb * 8};
   }
 };
 // Bytes of the buffer QuantizeActivations needs for n rows of cols values.
