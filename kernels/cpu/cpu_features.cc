@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "kernels/cpu/blas.h"
+#include "kernels/cpu/gemm_int8.h"
 #include "kernels/cpu/kernel_set.h"
 #include "kernels/cpu/simd.h"
 
@@ -124,6 +125,9 @@ std::string SystemInfo() {
   s += std::string(" | kernels: ") + ActiveKernelSet() + " (of " + std::to_string(RunnableKernelSets().size()) +
        " this CPU runs; build " + BuildTarget() + ")";
   s += " | gemm: " + GetBlas().Describe();
+  // The prefill path of quantised weights (decode multiplies them in place with int8 products).
+  s += std::string(" | quantised prefill: ") +
+       (GemmInt8Supports(WeightType::kQ8_0) ? "int8 VNNI GEMM" : "OpenBLAS on dequantised tiles");
   return s;
 }
 

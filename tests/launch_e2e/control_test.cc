@@ -163,7 +163,7 @@ TEST(LaunchControl, WorkerLogsAndServerInfoShowTheKernelsChosen) {
   ASSERT_EQ(r.status, 200) << r.body;
   ASSERT_TRUE(r.json.contains("system_info")) << r.body;
   const std::string info = r.json["system_info"].get<std::string>();
-  for (const char* part : {"cpu: ", "AVX2 = ", "AMX_INT8 = ", "kernels: ", "gemm: OpenBLAS"})
+  for (const char* part : {"cpu: ", "AVX2 = ", "AMX_INT8 = ", "kernels: ", "gemm: OpenBLAS", "quantised prefill: "})
     EXPECT_NE(info.find(part), std::string::npos) << part << " missing in " << info;
   const std::string log = g_env->launcher().Output();
   EXPECT_NE(log.find("worker: " + info), std::string::npos) << "the worker did not log the same line:\n" << log;
