@@ -246,8 +246,11 @@ Status Pipeline::StartRouDi() {
     }
     // It exited: lost a race with another RouDi (wait again), or a real failure.
     std::string text = ReadFile(log);
+    // (A RouDi that is still closing its socket when ours starts shows as an "application with the
+    // name roudi still running".)
     bool lost_race = text.find("already running") != std::string::npos ||
-                     text.find("ROUDI_STILL_RUNNING") != std::string::npos;
+                     text.find("ROUDI_STILL_RUNNING") != std::string::npos ||
+                     text.find("APP_WITH_SAME_NAME_STILL_RUNNING") != std::string::npos;
     if (!lost_race || Clock::now() >= deadline)
       return Status::Unavailable("radixserve roudi " + DescribeExit(Find("roudi")->exit_status));
   }
