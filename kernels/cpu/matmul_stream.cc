@@ -236,6 +236,85 @@ inline void LoadPair(const Int8Block& x, const Int8Block& y, __m512i* q, __m512*
   }
 }
 
+// Two blocks' unsigned bytes, scales and minimums straight into 512-bit registers for the most
+// used types (half the unpacking of two LoadPair halves); the other types combine two Loads.
+// [d_a x 8 lanes, d_b x 8 lanes] from two fp16 scales.
+inline __m512 PairScales(uint16_t a, uint16_t b) {
+  const __m128 d = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(a | (static_cast<uint32_t>(b) << 16))));
+  return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1),
+                               _mm512_castps128_ps512(d));
+}
+// [f[0] x 8 lanes, f[1] x 8 lanes].
+inline __m512 PairFloats(const float* f) {
+  return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1),
+                               _mm512_castps128_ps512(_mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(f)))));
+}
+// Low nibbles of 32 bytes then their high nibbles, in 512 bits.
+inline __m512i NibblePlanes(__m256i v) {
+  const __m512i both = _mm512_inserti64x4(_mm512_castsi256_si512(v), _mm256_srli_epi16(v, 4), 1);
+  return _mm512_and_si512(both, _mm512_set1_epi8(0x0f));
+}
+
+template <class D>
+struct FastPair {
+  static constexpr bool kHas = false;
+};
+template <>
+struct FastPair<DecodeQ4_0> {
+  static constexpr bool kHas = true;
+  // Raw nibbles (q + 8); the lanes of two blocks' low/high halves put back in element order.
+  static void Load(const BlockQ4_0* a, const BlockQ4_0* b, __m512i* q, __m512* scale, __m512* min) {
+    const __m256i v = _mm256_loadu2_m128i(reinterpret_cast<const __m128i*>(b->qs), reinterpret_cast<const __m128i*>(a->qs));
+    *q = _mm512_shuffle_i64x2(NibblePlanes(v), NibblePlanes(v), _MM_SHUFFLE(3, 1, 2, 0));
+    *scale = PairScales(a->d, b->d);
+    *min = _mm512_mul_ps(*scale, _mm512_set1_ps(-8.0f));
+  }
+};
+template <>
+struct FastPair<DecodeQ8_0> {
+  static constexpr bool kHas = true;
+  static void Load(const BlockQ8_0* a, const BlockQ8_0* b, __m512i* q, __m512* scale, __m512* min) {
+    const __m512i v = _mm512_inserti64x4(
+        _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a->qs))),
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->qs)), 1);
+    *q = _mm512_xor_si512(v, _mm512_set1_epi8(static_cast<char>(0x80)));  // q + 128
+    *scale = PairScales(a->d, b->d);
+    *min = _mm512_mul_ps(*scale, _mm512_set1_ps(-128.0f));
+  }
+};
+template <>
+struct FastPair<DecodeQ4_K> {
+  static constexpr bool kHas = true;
+  // Blocks j and j + 1 (j even) share 32 bytes: low nibbles, then high.
+  static void Load(const DecodeQ4_K::Unit& u, int j, __m512i* q, __m512* scale, __m512* min) {
+    *q = NibblePlanes(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(u.x->qs + 16 * j)));
+    *scale = PairFloats(u.scale + j);
+    *min = PairFloats(u.min + j);
+  }
+};
+
+template <>
+struct FastPair<DecodeQ6_K> {
+  static constexpr bool kHas = true;
+  // Blocks j, j + 1 (j even; k = j % 4 is 0 or 2): low bits from the two 32-byte halves of the
+  // half's ql (low nibbles for k = 0, high for k = 2), high bits 2k and 2k + 2 of the same qh.
+  static void Load(const DecodeQ6_K::Unit& u, int j, __m512i* q, __m512* scale, __m512* min) {
+    const int half = j / 4, k = j % 4;
+    const uint8_t* ql = u.x->ql + 64 * half;
+    const __m512i lows = _mm512_and_si512(
+        _mm512_srl_epi16(_mm512_loadu_si512(ql), _mm_cvtsi32_si128(k < 2 ? 0 : 4)), _mm512_set1_epi8(0x0f));
+    const __m512i h = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(u.x->qh + 32 * half)));
+    const __m512i shifts = _mm512_inserti64x4(_mm512_set1_epi16(static_cast<int16_t>(2 * k)),
+                                              _mm256_set1_epi16(static_cast<int16_t>(2 * k + 2)), 1);
+    const __m512i highs = _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(h, shifts), _mm512_set1_epi8(3)), 4);
+    *q = _mm512_or_si512(lows, highs);  // q + 32
+    const __m128 four = _mm_loadu_ps(u.scale + 8 * half + 2 * k);
+    *scale = _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3),
+                                   _mm512_castps128_ps512(four));
+    *min = _mm512_mul_ps(*scale, _mm512_set1_ps(-32.0f));
+  }
+};
+
 // 2 weight rows x NT (1..4) tokens, nb even; the contract of TileInt8.
 template <class D, int NT>
 inline void TileVnni(const uint8_t* w0, const uint8_t* w1, int64_t nb, const QuantizedActivations& xq, float* y,
@@ -260,7 +339,13 @@ inline void TileVnni(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qua
     }
     __m512i k0, k1;
     __m512 sc0, sc1, mn0, mn1;
-    if constexpr (D::kBlocks == 1) {
+    if constexpr (FastPair<D>::kHas && D::kBlocks == 1) {
+      FastPair<D>::Load(ua0, ub0, &k0, &sc0, &mn0);
+      FastPair<D>::Load(ua1, ub1, &k1, &sc1, &mn1);
+    } else if constexpr (FastPair<D>::kHas) {
+      FastPair<D>::Load(ua0, j, &k0, &sc0, &mn0);
+      FastPair<D>::Load(ua1, j, &k1, &sc1, &mn1);
+    } else if constexpr (D::kBlocks == 1) {
       LoadPair<D>(D::Load(ua0, 0), D::Load(ub0, 0), &k0, &sc0, &mn0);
       LoadPair<D>(D::Load(ua1, 0), D::Load(ub1, 0), &k1, &sc1, &mn1);
     } else {
