@@ -24,7 +24,7 @@ struct PackedBlock {
   float scale[2][kTileRows];
   float min[2][kTileRows];
 };
-static_assert(sizeof(PackedBlock) == 768, "packed block layout");
+static_assert(sizeof(PackedBlock) == kGemmInt8PackedBlockBytes, "packed block layout");
 
 template <class D>
 void PackTile(const WeightView& w, int64_t r0, int64_t rows, PackedBlock* out) {
@@ -105,16 +105,80 @@ void TileKernel(const PackedBlock* pack, int64_t nb, const QuantizedBatch& x, in
   for (int t = 0; t < NT; ++t) _mm512_mask_storeu_ps(y + t * ldy, rows, acc[t]);
 }
 
+// 32 rows (two packed tiles) x NT tokens for types with one scale per block: each activation
+// broadcast feeds two vpdpbusd.
+template <int NT>
+void WideKernel(const PackedBlock* lo, const PackedBlock* hi, int64_t nb, const QuantizedBatch& x, int64_t t0,
+                float* y, int64_t ldy, __mmask16 hi_rows) {
+  __m512 acc_lo[NT], acc_hi[NT];
+  for (int t = 0; t < NT; ++t) acc_lo[t] = acc_hi[t] = _mm512_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    const int64_t at = b * x.n + t0;
+    const int8_t* qb = x.q + at * 32;
+    __m512i dot_lo[NT], dot_hi[NT];
+#pragma GCC unroll 8
+    for (int t = 0; t < NT; ++t) dot_lo[t] = dot_hi[t] = _mm512_setzero_si512();
+#pragma GCC unroll 8
+    for (int g = 0; g < 8; ++g) {
+      const __m512i wl = _mm512_loadu_si512(lo[b].q[g]), wh = _mm512_loadu_si512(hi[b].q[g]);
+#pragma GCC unroll 8
+      for (int t = 0; t < NT; ++t) {
+        const __m512i xb = Broadcast4(qb + 32 * t + 4 * g);
+        dot_lo[t] = _mm512_dpbusd_epi32(dot_lo[t], wl, xb);
+        dot_hi[t] = _mm512_dpbusd_epi32(dot_hi[t], wh, xb);
+      }
+    }
+    const __m512 sl = _mm512_loadu_ps(lo[b].scale[0]), sh = _mm512_loadu_ps(hi[b].scale[0]);
+    const __m512 ml = _mm512_loadu_ps(lo[b].min[0]), mh = _mm512_loadu_ps(hi[b].min[0]);
+    const float* db = x.d + at;
+    const float* dsb = x.d_sum + at * 2;
+#pragma GCC unroll 8
+    for (int t = 0; t < NT; ++t) {
+      const __m512 dx = _mm512_set1_ps(db[t]);
+      const __m512 ds = _mm512_set1_ps(dsb[2 * t] + dsb[2 * t + 1]);
+      acc_lo[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot_lo[t]), _mm512_mul_ps(sl, dx), acc_lo[t]);
+      acc_hi[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot_hi[t]), _mm512_mul_ps(sh, dx), acc_hi[t]);
+      acc_lo[t] = _mm512_fmadd_ps(ml, ds, acc_lo[t]);
+      acc_hi[t] = _mm512_fmadd_ps(mh, ds, acc_hi[t]);
+    }
+  }
+  for (int t = 0; t < NT; ++t) {
+    _mm512_storeu_ps(y + t * ldy, acc_lo[t]);
+    _mm512_mask_storeu_ps(y + t * ldy + kTileRows, hi_rows, acc_hi[t]);
+  }
+}
+
+constexpr int kWideTokens = 5;
+
 template <class D>
 void Rows(const WeightView& w, const QuantizedBatch& x, int64_t r0, int64_t r1, float* y, int64_t ldy, void* pack) {
   auto* tile = static_cast<PackedBlock*>(pack);
   const int64_t nb = w.cols / 32;
-  for (int64_t r = r0; r < r1; r += kTileRows) {
+  // Per-16 scales: Q2_K, Q3_K, Q6_K; the others have one scale (and minimum) per 32 values.
+  constexpr bool kSplit = std::is_same_v<D, DecodeQ2_K> || std::is_same_v<D, DecodeQ3_K> ||
+                          std::is_same_v<D, DecodeQ6_K>;
+  int64_t r = r0;
+  if constexpr (!kSplit) {
+    for (; r + kTileRows < r1; r += 2 * kTileRows) {  // more than 16 rows left: 32 at a time
+      const int64_t hi_rows = std::min<int64_t>(kTileRows, r1 - r - kTileRows);
+      PackTile<D>(w, r, kTileRows, tile);
+      PackTile<D>(w, r + kTileRows, hi_rows, tile + nb);
+      const __mmask16 mask = static_cast<__mmask16>((1u << hi_rows) - 1);
+      int64_t t = 0;
+      for (; t + kWideTokens <= x.n; t += kWideTokens)
+        WideKernel<kWideTokens>(tile, tile + nb, nb, x, t, y + t * ldy + r, ldy, mask);
+      switch (x.n - t) {
+        case 4: WideKernel<4>(tile, tile + nb, nb, x, t, y + t * ldy + r, ldy, mask); break;
+        case 3: WideKernel<3>(tile, tile + nb, nb, x, t, y + t * ldy + r, ldy, mask); break;
+        case 2: WideKernel<2>(tile, tile + nb, nb, x, t, y + t * ldy + r, ldy, mask); break;
+        case 1: WideKernel<1>(tile, tile + nb, nb, x, t, y + t * ldy + r, ldy, mask); break;
+        default: break;
+      }
+    }
+  }
+  for (; r < r1; r += kTileRows) {
     const int64_t rows = std::min<int64_t>(kTileRows, r1 - r);
     PackTile<D>(w, r, rows, tile);
-    // Per-16 scales: Q2_K, Q3_K, Q6_K; the others have one scale (and minimum) per 32 values.
-    constexpr bool kSplit = std::is_same_v<D, DecodeQ2_K> || std::is_same_v<D, DecodeQ3_K> ||
-                            std::is_same_v<D, DecodeQ6_K>;
     const __mmask16 mask = static_cast<__mmask16>((1u << rows) - 1);
     int64_t t = 0;
     for (; t + kTileTokens <= x.n; t += kTileTokens) TileKernel<kSplit, kTileTokens>(tile, nb, x, t, y + t * ldy + r, ldy, mask);

@@ -26,8 +26,10 @@ int64_t QuantizedBatchBytes(int64_t n, int64_t cols);
 // run in parallel. Returns the whole batch's view of the buffer.
 QuantizedBatch QuantizeBatch(const float* x, int64_t n, int64_t cols, void* buffer, int64_t t0, int64_t t1);
 
-// Bytes of one 16-row tile's unpacked weights.
-int64_t GemmInt8PackBytes(int64_t cols);
+// Bytes of the unpacked weights GemmInt8Rows works on (two 16-row tiles of kPackedBlockBytes per
+// block of 32 columns).
+inline constexpr int64_t kGemmInt8PackedBlockBytes = 768;
+inline int64_t GemmInt8PackBytes(int64_t cols) { return 2 * (cols / 32) * kGemmInt8PackedBlockBytes; }
 
 RS_KERNELS_BEGIN
 // Whether this kernel set has the int8 GEMM for `type`.

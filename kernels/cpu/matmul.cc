@@ -57,8 +57,6 @@ struct ActivationLayout {
 };
 }  // namespace
 
-int64_t GemmInt8PackBytes(int64_t cols) { return cols / kQ8BlockSize * 768; }
-
 namespace {
 struct BatchLayout {
   int64_t d, d_sum, total;
