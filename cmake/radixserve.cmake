@@ -20,7 +20,7 @@ function(radixserve_test name)
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 600)
   endif()
-  if(RADIXSERVE_SANITIZE OR RADIXSERVE_FUZZ)
+  if(RADIXSERVE_ASAN)
     math(EXPR ARG_TIMEOUT "${ARG_TIMEOUT} * 3")  # instrumented code runs a few times slower
   endif()
   set_tests_properties(${name} PROPERTIES TIMEOUT ${ARG_TIMEOUT} LABELS "${ARG_LABELS}")
