@@ -2,13 +2,15 @@
 // of any WeightType (weight.h; the GGUF layout: each row contiguous).
 //
 // Small batches (decode) stream each weight row once and dot it against all
-// n activation rows with SIMD (Q8_0: activations quantised to Q8_0, int8 dot;
-// the other block types: a few rows at a time dequantised into L1 and dotted
-// with the F32 activations, so no F32 copy of a matrix ever exists).
-// Large batches (prefill) convert a tile of weight rows to F32 and call
-// OpenBLAS sgemm per tile (blas.h); F32 weights go to sgemm directly. Work is split
-// over the ThreadPool by row tiles; OpenBLAS itself runs single-threaded
-// inside each task so that no second set of threads competes for the cores.
+// n activation rows with SIMD: F32/F16/BF16 against F32 activations, block
+// types with int8 products against activations quantised to Q8_0 once per call
+// (matmul_stream.h). Large batches (prefill) of block types use the int8 GEMM
+// where the kernel set has one (gemm_int8.h, AVX-512 VNNI); otherwise a tile of
+// weight rows is converted to F32 in cache and OpenBLAS sgemm runs per tile
+// (blas.h); F32 weights go to sgemm directly. No F32 copy of a whole matrix is
+// ever made. Work is split over the ThreadPool by row tiles; OpenBLAS itself
+// runs single-threaded inside each task so that no second set of threads
+// competes for the cores.
 //
 // Thread-safety: a MatMulScratch belongs to one caller at a time.
 #pragma once

@@ -1,6 +1,8 @@
 // Streaming (GEMV-like) kernels behind MatMul for small batches: each weight
 // row block is read once and multiplied with up to 4 activation rows held in
-// registers (AVX-512 micro-kernels; scalar/AVX2 dot products otherwise).
+// registers. F32/F16/BF16: AVX-512 FMA tiles; block types: int8 products
+// against Q8_0 activations (AVX2 maddubs, or two blocks per step with AVX-512
+// VNNI); the scalar set dequantises a row at a time and dots it in F32.
 // Internal to kernels/cpu. Pure functions; thread-safe.
 #pragma once
 
