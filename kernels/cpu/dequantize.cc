@@ -114,23 +114,9 @@ using namespace quant_simd;
 }
 
 
-[[maybe_unused]] void Q4_K(const BlockQ4_K* x, float* y, int64_t nb) {
-  for (int64_t i = 0; i < nb; ++i) {
-    const float d = Fp16ToFp32(x[i].d), dmin = Fp16ToFp32(x[i].dmin);
-    const uint8_t* q = x[i].qs;
-    for (int j = 0; j < 8; j += 2, q += 32, y += 64) {
-      uint8_t sc, m;
-      ScaleMinK4(j, x[i].scales, &sc, &m);
-      const float d1 = d * static_cast<float>(sc), m1 = dmin * static_cast<float>(m);
-      ScaleMinK4(j + 1, x[i].scales, &sc, &m);
-      const float d2 = d * static_cast<float>(sc), m2 = dmin * static_cast<float>(m);
-      for (int l = 0; l < 32; ++l) y[l] = d1 * static_cast<float>(q[l] & 0x0f) - m1;
-      for (int l = 0; l < 32; ++l) y[l + 32] = d2 * static_cast<float>(q[l] >> 4) - m2;
-    }
-  }
-}
-
-[[maybe_unused]] void Q5_K(const BlockQ5_K* x, float* y, int64_t nb) {
+// Q4_K, and Q5_K (kFifth) with its fifth bits from qh: 8 sub-blocks of 32 with a scale and a minimum.
+template <bool kFifth, typename Block>
+void K4Blocks(const Block* x, float* y, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i) {
     const float d = Fp16ToFp32(x[i].d), dmin = Fp16ToFp32(x[i].dmin);
     const uint8_t* q = x[i].qs;
@@ -141,16 +127,19 @@ using namespace quant_simd;
       ScaleMinK4(j + 1, x[i].scales, &sc, &m);
       const float d2 = d * static_cast<float>(sc), m2 = dmin * static_cast<float>(m);
       for (int l = 0; l < 32; ++l) {
-        const int h = ((x[i].qh[l] >> j) & 1) << 4;
-        y[l] = d1 * static_cast<float>((q[l] & 0x0f) | h) - m1;
-      }
-      for (int l = 0; l < 32; ++l) {
-        const int h = ((x[i].qh[l] >> (j + 1)) & 1) << 4;
-        y[l + 32] = d2 * static_cast<float>((q[l] >> 4) | h) - m2;
+        int h0 = 0, h1 = 0;
+        if constexpr (kFifth) {
+          h0 = ((x[i].qh[l] >> j) & 1) << 4;
+          h1 = ((x[i].qh[l] >> (j + 1)) & 1) << 4;
+        }
+        y[l] = d1 * static_cast<float>((q[l] & 0x0f) | h0) - m1;
+        y[l + 32] = d2 * static_cast<float>((q[l] >> 4) | h1) - m2;
       }
     }
   }
 }
+[[maybe_unused]] void Q4_K(const BlockQ4_K* x, float* y, int64_t nb) { K4Blocks<false>(x, y, nb); }
+[[maybe_unused]] void Q5_K(const BlockQ5_K* x, float* y, int64_t nb) { K4Blocks<true>(x, y, nb); }
 
 [[maybe_unused]] void Q6_K(const BlockQ6_K* x, float* y, int64_t nb) {
   for (int64_t i = 0; i < nb; ++i) {
