@@ -78,11 +78,11 @@ std::vector<ProbeTopic> ProbeTopics() {
   using namespace transport;
   constexpr size_t n = 32;  // sequences in the batch
   return {
-      {"requests", MessageSize<TokenizedRequestMsg>({64 * 4, 0, 0, 0})},
-      {"forward_batch", MessageSize<ForwardBatchMsg>({n * sizeof(ForwardReqWire), n * 4, n * 4, 0, 0, 0})},
-      {"forward_result", MessageSize<ForwardResultMsg>({n * 4, n * 4, 0, 0, 0})},
-      {"token_id_out", MessageSize<BatchTokenIdOutMsg>({n * sizeof(OutputEntry), n * 4, n * 4, 0, 0})},
-      {"str_out", MessageSize<BatchStrOutMsg>({n * sizeof(OutputEntry), n * 4, 0, 0, n * 8})},
+      {"requests", TokenizedRequestMsg::Bytes({.input_ids = 64})},
+      {"forward_batch", ForwardBatchMsg::Bytes({.reqs = n, .tokens = n})},
+      {"forward_result", ForwardResultMsg::Bytes({.reqs = n, .logprobs = n})},
+      {"token_id_out", BatchTokenIdOutMsg::Bytes({.entries = n, .ids = n, .out_ids = n})},
+      {"str_out", BatchStrOutMsg::Bytes({.entries = n, .ids = n, .text_bytes = n * 8})},
   };
 }
 
@@ -227,15 +227,10 @@ std::vector<int32_t> Prompt() {
 
 // Seconds to run `n` requests of `tokens` new tokens each in this process.
 Result<double> InProcessRun(const std::shared_ptr<model::LlamaModel>& model, int32_t context, int n, int tokens) {
-  sched::SchedulerConfig c;  // the scheduler node's defaults (nodes/scheduler/scheduler_node.cc)
-  c.max_total_tokens = 16384;
-  c.max_running_requests = 256;
+  sched::SchedulerConfig c;  // the served defaults, as the scheduler node runs them
   c.max_req_len = context;
-  c.max_prefill_tokens = 8192;
-  c.chunked_prefill_size = 2048;
-  c.overlap = true;
-  RS_ASSIGN_OR_RETURN(auto worker, ModelWorker::Create(model, c.max_total_tokens + 256, c.max_running_requests + 1,
-                                                       context + 8));
+  RS_ASSIGN_OR_RETURN(auto worker,
+                      ModelWorker::Create(model, WorkerShape::For(c.max_total_tokens, c.max_running_requests, context)));
   sched::PluginHost host(sched::PluginHost::DefaultDirs());
   RS_ASSIGN_OR_RETURN(sched::CachePtr cache, host.CreateCache("radix"));
   RS_ASSIGN_OR_RETURN(sched::PolicyPtr policy, host.CreatePolicy("lpm"));
@@ -245,7 +240,7 @@ Result<double> InProcessRun(const std::shared_ptr<model::LlamaModel>& model, int
   });
   auto t0 = Clock::now();
   for (int i = 0; i < n; ++i) {
-    sched::GenerateRequest g;
+    sched::TokenizedRequest g;
     g.rid = static_cast<uint64_t>(i + 1);
     g.input_ids = Prompt();
     g.sampling.temperature = 0;

@@ -8,17 +8,16 @@
 #include "core/api/generate_request.h"
 #include "core/gguf/gguf_reader.h"
 #include "core/builtin_model/builtin_model.h"
+#include "core/scheduler/output_streamer.h"
 #include "core/scheduler/scheduler_config.h"
 #include "transport/messages.h"
 
 namespace radixserve::launch {
 namespace {
 
-using transport::MessageSize;
 
 // The incremental detokenizer's context tokens before the first output (SCHEDULER_SPEC 7.5).
-constexpr uint64_t kSurroundingTokens = 5;
-constexpr uint64_t kMaxErrorBytes = 4096;
+constexpr uint64_t kSurroundingTokens = sched::kDetokenizerContextTokens;
 // Bytes per token when the vocabulary is unknown: generous for any real tokenizer.
 constexpr int64_t kDefaultTokenBytes = 64;
 
@@ -113,18 +112,29 @@ MessageBounds ComputeMessageBounds(const PipelineLimits& l) {
   const uint64_t stop_bytes = static_cast<uint64_t>(api.max_stop_string_bytes);
 
   MessageBounds b;
-  b.tokenized_request = MessageSize<transport::TokenizedRequestMsg>(
-      {C * 4, uint64_t(api.max_stop_token_ids) * 4, uint64_t(api.max_stop_strings) * stop_bytes,
-       uint64_t(api.max_stop_strings) * 4});
-  b.forward_batch = MessageSize<transport::ForwardBatchMsg>(
-      {R * sizeof(transport::ForwardReqWire), T * 4, T * 4, Bp * Cslots * 4, R * 8, Bp * C * 4});
-  b.forward_result = MessageSize<transport::ForwardResultMsg>(
-      {R * 4, R * 4, R * transport::kMaxTopLogprobs * 4, R * transport::kMaxTopLogprobs * 4, kMaxErrorBytes});
-  b.batch_token_id_out = MessageSize<transport::BatchTokenIdOutMsg>(
-      {R * sizeof(transport::OutputEntry), (U + kSurroundingTokens * R) * 4, U * 4, U * 4, R * stop_bytes});
-  b.batch_str_out = MessageSize<transport::BatchStrOutMsg>(
-      {R * sizeof(transport::OutputEntry), U * 4, 0, U * 4,
-       (U + kSurroundingTokens * R) * token_bytes + R * stop_bytes});
+  const uint64_t Top = U * transport::kMaxTopLogprobs;  // alternatives of the unsent output ids
+  b.tokenized_request = transport::TokenizedRequestMsg::Bytes({.input_ids = C,
+                                                               .stop_token_ids = uint64_t(api.max_stop_token_ids),
+                                                               .stop_str_bytes = uint64_t(api.max_stop_strings) * stop_bytes,
+                                                               .stop_strs = uint64_t(api.max_stop_strings)});
+  b.forward_batch = transport::ForwardBatchMsg::Bytes(
+      {.reqs = R, .tokens = T, .prefix_slots = Bp * Cslots, .released_rids = R, .history_ids = Bp * C});
+  b.forward_result = transport::ForwardResultMsg::Bytes({.reqs = R,
+                                                         .logprobs = R,
+                                                         .top = R * transport::kMaxTopLogprobs,
+                                                         .error_bytes = transport::ForwardResultMsg::kMaxErrorBytes});
+  b.batch_token_id_out = transport::BatchTokenIdOutMsg::Bytes({.entries = R,
+                                                               .ids = U + kSurroundingTokens * R,
+                                                               .out_ids = U,
+                                                               .logprobs = U,
+                                                               .text_bytes = R * stop_bytes,
+                                                               .top = Top});
+  b.batch_str_out = transport::BatchStrOutMsg::Bytes(
+      {.entries = R,
+       .ids = U,
+       .logprobs = U,
+       .text_bytes = (U + kSurroundingTokens * R) * token_bytes + R * stop_bytes,
+       .top = Top});
   return b;
 }
 

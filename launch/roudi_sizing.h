@@ -15,8 +15,11 @@
 //                     (shared radix prefixes are repeated per request, so KV size does not cap them)
 //   ForwardResult     R next ids and logprobs with 20 top logprobs each
 //   BatchTokenIdOut   R entries; unsent output ids are distinct KV tokens, so at most
-//   BatchStrOut       U = min(R*C, max_total_tokens) ids in total (+5 context ids per entry);
+//   BatchStrOut       U = min(R*C, max_total_tokens) ids in total (+5 context ids per entry),
+//                     each with a logprob and 20 top alternatives;
 //                     text is ids times the longest vocabulary piece, plus a stop string each
+// The byte size of each message for given array counts is the message's own
+// Bytes() (transport/messages.h), the function its writer uses.
 // Stateless functions; thread-safe.
 #pragma once
 

@@ -1,5 +1,6 @@
 #include "nodes/forward_codec.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -8,16 +9,17 @@ namespace radixserve::nodes {
 using transport::ForwardBatchMsg;
 using transport::ForwardReqWire;
 using transport::ForwardResultMsg;
-using transport::MessageSize;
 using transport::MessageWriter;
 
-size_t ForwardBatchBytes(const sched::ForwardBatch& b, const BatchExtras& x) {
-  return MessageSize<ForwardBatchMsg>({b.reqs.size() * sizeof(ForwardReqWire), b.input_ids.size() * 4,
-                                       b.out_cache_loc.size() * 4, b.prefix_slots.size() * 4,
-                                       x.released_rids.size() * 8, x.history.size() * 4});
+size_t ForwardBatchBytes(const sched::ForwardBatch& b) {
+  return ForwardBatchMsg::Bytes({.reqs = b.reqs.size(),
+                                 .tokens = b.input_ids.size(),
+                                 .prefix_slots = b.prefix_slots.size(),
+                                 .released_rids = b.released_rids.size(),
+                                 .history_ids = b.history_ids.size()});
 }
 
-Status EncodeForwardBatch(const sched::ForwardBatch& b, const BatchExtras& x, void* buf, size_t cap) {
+Status EncodeForwardBatch(const sched::ForwardBatch& b, void* buf, size_t cap) {
   MessageWriter<ForwardBatchMsg> w(buf, cap);
   ForwardBatchMsg* m = w.msg();
   m->batch_id = b.batch_id;
@@ -37,32 +39,28 @@ Status EncodeForwardBatch(const sched::ForwardBatch& b, const BatchExtras& x, vo
     o.sample = r.sample;
     o.return_logprob = r.return_logprob;
     o.top_logprobs_num = r.top_logprobs_num;
+    o.new_state = r.new_state;
+    o.history_offset = static_cast<uint32_t>(r.history_offset);
+    o.history_len = static_cast<uint32_t>(r.history_len);
     o.sampling = r.sampling;
-    if (i < x.history_len.size()) {
-      o.history_offset = x.history_begin[i];
-      o.history_len = x.history_len[i];
-    }
   }
   w.template Copy<int32_t>(m->input_ids, b.input_ids);
   w.template Copy<int32_t>(m->out_cache_loc, b.out_cache_loc);
   w.template Copy<int32_t>(m->prefix_slots, b.prefix_slots);
-  w.template Copy<uint64_t>(m->released_rids, x.released_rids);
-  w.template Copy<int32_t>(m->history_ids, x.history);
+  w.template Copy<uint64_t>(m->released_rids, b.released_rids);
+  w.template Copy<int32_t>(m->history_ids, b.history_ids);
   if (w.overflow())
-    return Status::OutOfRange("forward batch of " + std::to_string(ForwardBatchBytes(b, x)) +
+    return Status::OutOfRange("forward batch of " + std::to_string(ForwardBatchBytes(b)) +
                               " bytes does not fit a " + std::to_string(cap) + "-byte chunk");
   return Status::Ok();
 }
 
-void DecodeForwardBatch(const ForwardBatchMsg* m, sched::ForwardBatch* b, BatchExtras* x) {
+void DecodeForwardBatch(const ForwardBatchMsg* m, sched::ForwardBatch* b) {
   b->Clear();
-  x->Clear();
   b->batch_id = m->batch_id;
   b->mode = static_cast<sched::ForwardMode>(m->mode);
   auto reqs = transport::ArrayOf<ForwardReqWire>(m, m->reqs);
   b->reqs.resize(reqs.size());
-  x->history_begin.resize(reqs.size());
-  x->history_len.resize(reqs.size());
   for (size_t i = 0; i < reqs.size(); ++i) {
     const ForwardReqWire& o = reqs[i];
     sched::ForwardReq& r = b->reqs[i];
@@ -76,9 +74,10 @@ void DecodeForwardBatch(const ForwardBatchMsg* m, sched::ForwardBatch* b, BatchE
     r.sample = o.sample != 0;
     r.return_logprob = o.return_logprob != 0;
     r.top_logprobs_num = o.top_logprobs_num;
+    r.new_state = o.new_state != 0;
+    r.history_offset = static_cast<int32_t>(o.history_offset);
+    r.history_len = static_cast<int32_t>(o.history_len);
     r.sampling = o.sampling;
-    x->history_begin[i] = o.history_offset;
-    x->history_len[i] = o.history_len;
   }
   auto copy = [m](const transport::ArrayRef& ref, auto* out) {
     using E = typename std::remove_pointer_t<decltype(out)>::value_type;
@@ -88,14 +87,16 @@ void DecodeForwardBatch(const ForwardBatchMsg* m, sched::ForwardBatch* b, BatchE
   copy(m->input_ids, &b->input_ids);
   copy(m->out_cache_loc, &b->out_cache_loc);
   copy(m->prefix_slots, &b->prefix_slots);
-  copy(m->released_rids, &x->released_rids);
-  copy(m->history_ids, &x->history);
+  copy(m->released_rids, &b->released_rids);
+  copy(m->history_ids, &b->history_ids);
 }
 
 size_t ForwardResultBytes(const sched::ForwardResult& r, const Status& status) {
-  return MessageSize<ForwardResultMsg>({r.next_token_ids.size() * 4, r.logprobs.size() * 4, r.top_ids.size() * 4,
-                                        r.top_logprobs.size() * 4,
-                                        status.ok() ? 0 : std::min<size_t>(status.message().size(), 4096)});
+  return ForwardResultMsg::Bytes(
+      {.reqs = r.next_token_ids.size(),
+       .logprobs = r.logprobs.size(),
+       .top = r.top_ids.size(),
+       .error_bytes = status.ok() ? 0 : std::min(status.message().size(), ForwardResultMsg::kMaxErrorBytes)});
 }
 
 Status EncodeForwardResult(const sched::ForwardResult& r, const Status& status, void* buf, size_t cap) {
@@ -111,7 +112,7 @@ Status EncodeForwardResult(const sched::ForwardResult& r, const Status& status, 
   w.template Copy<float>(m->top_logprobs, r.top_logprobs);
   if (!status.ok()) {
     std::string_view msg(status.message());
-    msg = msg.substr(0, 4096);
+    msg = msg.substr(0, ForwardResultMsg::kMaxErrorBytes);
     w.template Copy<char>(m->error, std::span<const char>(msg.data(), msg.size()));
   }
   if (w.overflow()) return Status::OutOfRange("forward result does not fit its chunk");

@@ -14,25 +14,11 @@
 
 namespace radixserve::nodes {
 
-// Extra per-batch data that travels with a ForwardBatch but is not part of the scheduler's struct.
-struct BatchExtras {
-  std::vector<uint64_t> released_rids;
-  // For reqs[i]: tokens the worker has not seen (history_begin[i], history_len[i] into history).
-  std::vector<int32_t> history;
-  std::vector<uint32_t> history_begin, history_len;
-  void Clear() {
-    released_rids.clear();
-    history.clear();
-    history_begin.clear();
-    history_len.clear();
-  }
-};
-
-size_t ForwardBatchBytes(const sched::ForwardBatch& b, const BatchExtras& extras);
+size_t ForwardBatchBytes(const sched::ForwardBatch& b);
 // Writes the message into `buf` (capacity `cap`); OutOfRange when it does not fit.
-Status EncodeForwardBatch(const sched::ForwardBatch& b, const BatchExtras& extras, void* buf, size_t cap);
-// Reads a validated message into *b and *extras (reusing their storage).
-void DecodeForwardBatch(const transport::ForwardBatchMsg* m, sched::ForwardBatch* b, BatchExtras* extras);
+Status EncodeForwardBatch(const sched::ForwardBatch& b, void* buf, size_t cap);
+// Reads a validated message into *b (reusing its storage).
+void DecodeForwardBatch(const transport::ForwardBatchMsg* m, sched::ForwardBatch* b);
 
 size_t ForwardResultBytes(const sched::ForwardResult& r, const Status& status);
 Status EncodeForwardResult(const sched::ForwardResult& r, const Status& status, void* buf, size_t cap);

@@ -64,15 +64,18 @@ void FanOutCommunicator::HandleReply(const control::ControlReply& reply) {
 control::ControlReply FanOutCommunicator::Merge(const std::vector<control::ControlReply>& replies) {
   control::ControlReply merged;
   bool success = !replies.empty();
+  int32_t code = 0;
   std::string message;
   for (const auto& r : replies) {
     success = success && r.success();
+    if (!r.success() && code == 0) code = r.code() != 0 ? r.code() : static_cast<int32_t>(StatusCode::kInternal);
     if (!r.message().empty()) {
       if (!message.empty()) message += " | ";
       message += r.message();
     }
   }
   merged.set_success(success);
+  merged.set_code(success ? 0 : (code != 0 ? code : static_cast<int32_t>(StatusCode::kUnavailable)));
   merged.set_message(message);
   if (!replies.empty()) {
     merged.set_call_id(replies.front().call_id());

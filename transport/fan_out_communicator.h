@@ -3,6 +3,8 @@
 // One control call is in flight at a time; concurrent callers wait in FIFO
 // order. A call sends its request once and completes when `fan_out`
 // replies carrying its call id have arrived (or the timeout passes).
+// Several communicators may share one reply topic (lanes that must not wait
+// for each other): each numbers its calls from its own `first_call_id`.
 // Thread-safe: Call() from any thread; HandleReply() from the receive thread.
 #pragma once
 
@@ -23,7 +25,8 @@ class FanOutCommunicator {
  public:
   using SendFn = std::function<Status(const control::ControlRequest&)>;
 
-  FanOutCommunicator(SendFn send, int fan_out) : send_(std::move(send)), fan_out_(fan_out) {}
+  FanOutCommunicator(SendFn send, int fan_out, uint64_t first_call_id = 1)
+      : send_(std::move(send)), fan_out_(fan_out), next_call_id_(first_call_id) {}
 
   // Sends `request` (its call_id is assigned here) and waits for fan_out replies.
   Result<std::vector<control::ControlReply>> Call(control::ControlRequest request,
@@ -31,7 +34,7 @@ class FanOutCommunicator {
   // Delivers a reply; replies to calls that are no longer waiting are dropped.
   void HandleReply(const control::ControlReply& reply);
 
-  // Joins replies: success when all succeeded, messages joined with " | ".
+  // Joins replies: success when all succeeded (the code of the first failure), messages joined with " | ".
   static control::ControlReply Merge(const std::vector<control::ControlReply>& replies);
 
  private:

@@ -7,11 +7,15 @@
 //
 // Each Validate* checks the header and every array against the received size and the limits
 // below before anything is read; a message that fails is logged and dropped, never trusted.
+// Each message with arrays says once what they hold: its Counts (elements per array) and Bytes()
+// (the chunk size for those counts) serve the writer (actual counts) and RouDi's sizing (worst
+// cases, launch/roudi_sizing.cc) alike.
 #pragma once
 
 #include <cstdint>
 
 #include "core/sampling/sampling_params.h"
+#include "core/util/finish_reason.h"
 #include "transport/message_layout.h"
 
 namespace radixserve::transport {
@@ -42,6 +46,11 @@ struct TokenizedRequestMsg {
   ArrayRef stop_token_ids; // int32
   ArrayRef stop_str_bytes; // char: the stop strings back to back
   ArrayRef stop_str_lens;  // uint32: the length of each stop string
+
+  struct Counts {
+    uint64_t input_ids = 0, stop_token_ids = 0, stop_str_bytes = 0, stop_strs = 0;
+  };
+  static constexpr size_t Bytes(const Counts& c);
 };
 
 struct AbortRequestMsg {
@@ -64,16 +73,17 @@ struct ForwardReqWire {
   int32_t token_offset;
   uint8_t sample;
   uint8_t return_logprob;
-  uint8_t reserved[2];
+  uint8_t new_state;        // create the request's state at this step (sched::ForwardReq::new_state)
+  uint8_t reserved;
   int32_t top_logprobs_num;
-  uint32_t history_offset;  // into history_ids: tokens the worker has not seen (penalty state), once
+  uint32_t history_offset;  // into history_ids: the penalty history of a new_state request
   uint32_t history_len;
   SamplingParams sampling;
 };
 
 struct ForwardBatchMsg {
   static constexpr MessageKind kKind = MessageKind::kForwardBatch;
-  static constexpr uint16_t kLayoutVersion = 1;
+  static constexpr uint16_t kLayoutVersion = 2;  // 2: request lifetime in the batch (new_state)
   MessageHeader header;
   uint64_t batch_id;
   uint8_t mode;  // sched::ForwardMode
@@ -82,8 +92,13 @@ struct ForwardBatchMsg {
   ArrayRef input_ids;      // int32, Σ extend_len
   ArrayRef out_cache_loc;  // int32, Σ extend_len
   ArrayRef prefix_slots;   // int32, row patches
-  ArrayRef released_rids;  // uint64: requests whose worker-side state can be dropped
+  ArrayRef released_rids;  // uint64: requests whose worker-side state is dropped after this step
   ArrayRef history_ids;    // int32: see ForwardReqWire::history_offset
+
+  struct Counts {
+    uint64_t reqs = 0, tokens = 0, prefix_slots = 0, released_rids = 0, history_ids = 0;  // tokens: input ids = slots
+  };
+  static constexpr size_t Bytes(const Counts& c);
 };
 
 struct ForwardResultMsg {
@@ -100,16 +115,21 @@ struct ForwardResultMsg {
   ArrayRef top_ids;        // int32, top_n per request or empty
   ArrayRef top_logprobs;   // float, top_n per request or empty
   ArrayRef error;          // char
+
+  static constexpr size_t kMaxErrorBytes = 4096;  // a longer worker error is cut
+  struct Counts {
+    uint64_t reqs = 0, logprobs = 0, top = 0, error_bytes = 0;  // top: top_n × requests
+  };
+  static constexpr size_t Bytes(const Counts& c);
 };
 
-// Why a request finished, as carried on the wire (same values as sched::FinishKind).
-enum class WireFinishKind : uint8_t { kNone = 0, kMatchedToken = 1, kMatchedStr = 2, kLength = 3, kAbort = 4 };
+static_assert(sizeof(FinishKind) == 1, "OutputEntry::finish_kind carries a FinishKind in one byte");
 
 // Per-request entry of BatchTokenIdOutMsg and BatchStrOutMsg.
 struct OutputEntry {
   uint64_t rid;
   uint8_t finished;
-  uint8_t finish_kind;      // WireFinishKind
+  uint8_t finish_kind;      // FinishKind (core/util/finish_reason.h)
   uint8_t skip_special_tokens;
   uint8_t no_stop_trim;
   int32_t matched_token;
@@ -146,6 +166,11 @@ struct BatchTokenIdOutMsg {
   ArrayRef text;       // char: finish texts
   ArrayRef top_ids;    // int32: top alternatives (-1 pads)
   ArrayRef top_logprobs;  // float
+
+  struct Counts {
+    uint64_t entries = 0, ids = 0, out_ids = 0, logprobs = 0, text_bytes = 0, top = 0;
+  };
+  static constexpr size_t Bytes(const Counts& c);
 };
 
 struct BatchStrOutMsg {
@@ -159,6 +184,11 @@ struct BatchStrOutMsg {
   ArrayRef text;       // char: text deltas and finish texts
   ArrayRef top_ids;    // int32: top alternatives (-1 pads)
   ArrayRef top_logprobs;  // float
+
+  struct Counts {
+    uint64_t entries = 0, ids = 0, logprobs = 0, text_bytes = 0, top = 0;
+  };
+  static constexpr size_t Bytes(const Counts& c);
 };
 
 struct NodeStatusMsg {
@@ -181,6 +211,31 @@ struct ControlMsg {
   MessageHeader header;
   ArrayRef payload;  // uint8: Protobuf bytes
 };
+
+// Array element sizes, in the order of each message's ArrayRefs.
+constexpr size_t TokenizedRequestMsg::Bytes(const Counts& c) {
+  return MessageSize<TokenizedRequestMsg>(
+      {c.input_ids * sizeof(int32_t), c.stop_token_ids * sizeof(int32_t), c.stop_str_bytes, c.stop_strs * sizeof(uint32_t)});
+}
+constexpr size_t ForwardBatchMsg::Bytes(const Counts& c) {
+  return MessageSize<ForwardBatchMsg>({c.reqs * sizeof(ForwardReqWire), c.tokens * sizeof(int32_t),
+                                       c.tokens * sizeof(int32_t), c.prefix_slots * sizeof(int32_t),
+                                       c.released_rids * sizeof(uint64_t), c.history_ids * sizeof(int32_t)});
+}
+constexpr size_t ForwardResultMsg::Bytes(const Counts& c) {
+  return MessageSize<ForwardResultMsg>({c.reqs * sizeof(int32_t), c.logprobs * sizeof(float), c.top * sizeof(int32_t),
+                                        c.top * sizeof(float), c.error_bytes});
+}
+constexpr size_t BatchTokenIdOutMsg::Bytes(const Counts& c) {
+  return MessageSize<BatchTokenIdOutMsg>({c.entries * sizeof(OutputEntry), c.ids * sizeof(int32_t),
+                                          c.out_ids * sizeof(int32_t), c.logprobs * sizeof(float), c.text_bytes,
+                                          c.top * sizeof(int32_t), c.top * sizeof(float)});
+}
+constexpr size_t BatchStrOutMsg::Bytes(const Counts& c) {
+  return MessageSize<BatchStrOutMsg>({c.entries * sizeof(OutputEntry), c.ids * sizeof(int32_t), 0,
+                                      c.logprobs * sizeof(float), c.text_bytes, c.top * sizeof(int32_t),
+                                      c.top * sizeof(float)});
+}
 
 // The kind of a received chunk, or kInvalid when it has no readable header.
 MessageKind PeekKind(const void* bytes, size_t size) noexcept;

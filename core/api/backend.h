@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/api/generate_request.h"
+#include "core/util/finish_reason.h"
 #include "core/util/status.h"
 
 namespace radixserve::api {
@@ -32,17 +33,6 @@ struct TokenLogprob {
   float logprob = 0.0f;
   std::string token;
   std::vector<TopLogprob> top;
-};
-
-enum class FinishKind { kNone, kStop, kLength, kAbort };
-
-struct FinishReason {
-  FinishKind kind = FinishKind::kNone;
-  std::string matched_str;      // kStop by a stop string
-  int32_t matched_token = -1;   // kStop by a stop/EOS token
-  int32_t length = 0;           // kLength: max_new_tokens reached
-  std::string message;          // kAbort: why
-  int32_t http_status = 500;    // kAbort: 400 for a request the scheduler refused, 500 otherwise
 };
 
 // One incremental output of one (sub-)request. The last one has finish.kind != kNone.

@@ -39,7 +39,7 @@ std::string NewRequestId() {
 
 ApiError AbortError(const FinishReason& finish) {
   ApiError e;
-  e.http_status = finish.http_status > 0 ? finish.http_status : 500;
+  e.http_status = finish.status_code > 0 ? finish.status_code : 500;
   e.type = e.http_status < 500 ? "invalid_request_error" : "internal_server_error";
   e.message = finish.message.empty() ? "the request was aborted" : finish.message;
   return e;

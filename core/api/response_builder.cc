@@ -55,22 +55,9 @@ json UsageJson(const Usage& u) {
           {"prompt_tokens_details", {{"cached_tokens", u.cached_tokens}}}};
 }
 
-json NativeFinishReason(const FinishReason& f) {
-  switch (f.kind) {
-    case FinishKind::kStop:
-      if (!f.matched_str.empty()) return {{"type", "stop"}, {"matched", f.matched_str}};
-      return {{"type", "stop"}, {"matched", f.matched_token}};
-    case FinishKind::kLength: return {{"type", "length"}, {"length", f.length}};
-    case FinishKind::kAbort:
-      return {{"type", "abort"}, {"message", f.message}, {"status_code", f.http_status}};
-    case FinishKind::kNone: break;
-  }
-  return nullptr;
-}
-
 json NativeChoice(const ChoiceResult& c, bool with_logprobs) {
   json meta = {{"id", c.rid},
-               {"finish_reason", NativeFinishReason(c.finish)},
+               {"finish_reason", c.finish.ToJsonValue()},
                {"prompt_tokens", c.prompt_tokens},
                {"completion_tokens", c.completion_tokens},
                {"cached_tokens", c.cached_tokens}};
@@ -118,7 +105,8 @@ Usage SumUsage(const std::vector<ChoiceResult>& choices) {
 
 const char* OpenAiFinishReason(FinishKind kind) {
   switch (kind) {
-    case FinishKind::kStop: return "stop";
+    case FinishKind::kMatchedToken:
+    case FinishKind::kMatchedStr: return "stop";
     case FinishKind::kLength: return "length";
     default: return nullptr;
   }

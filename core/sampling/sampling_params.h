@@ -30,6 +30,10 @@ struct SamplingParams {
   int32_t stream_interval = 0;      // 0: the server default
 
   bool is_greedy() const { return temperature < 1e-6f || top_k == 1; }
+  // True when the tokens generated so far change the next token's distribution.
+  bool has_penalties() const {
+    return repetition_penalty != 1.0f || frequency_penalty != 0.0f || presence_penalty != 0.0f;
+  }
 
   // Normalises (-1 top_k, tiny temperature) and checks every range; the message names the field.
   Status Validate();

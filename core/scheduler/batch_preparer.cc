@@ -26,6 +26,16 @@ void BatchPreparer::Emit(Req& r, int32_t prefix_len, int32_t extend_len, const i
   f.return_logprob = r.return_logprob;
   f.top_logprobs_num = r.top_logprobs_num;
   f.sampling = r.sampling;
+  if (sample && !r.worker_state) {  // the worker creates the request's state at its first sampled step
+    f.new_state = true;
+    r.worker_state = true;
+    f.history_offset = static_cast<int32_t>(fb->history_ids.size());
+    if (r.sampling.has_penalties()) {
+      const int32_t n = std::min(prefix_len, r.seq_len());
+      fb->history_ids.insert(fb->history_ids.end(), r.tokens.begin(), r.tokens.begin() + n);
+      f.history_len = n;
+    }
+  }
   for (int32_t p = prefix_len; p < prefix_len + extend_len; ++p)
     fb->input_ids.push_back(p < r.seq_len() ? r.tokens[p] : kFutureToken);
   fb->out_cache_loc.insert(fb->out_cache_loc.end(), slots, slots + extend_len);

@@ -1,7 +1,8 @@
 // BatchPreparer: turns a ScheduleBatch into a ForwardBatch (SCHEDULER_SPEC
 // 5.3 prepare_for_extend / prepare_for_decode): allocates req_to_token rows
 // and KV slots (evicting from the cache first when short), writes the rows,
-// and appends to the ForwardBatch only what the worker's mirror lacks.
+// and appends to the ForwardBatch only what the worker's mirror lacks, and a
+// request's state record (new_state, penalty history) at its first sampled step.
 // Scratch vectors are reused. Not thread-safe.
 #pragma once
 

@@ -1,5 +1,7 @@
 #include "core/scheduler/kv_allocator.h"
 
+#include "core/scheduler/paging.h"
+
 #include <glog/logging.h>
 
 namespace radixserve::sched {
@@ -107,11 +109,11 @@ bool PagedKvAllocator::AllocExtend(std::span<const int32_t> prefix_lens, std::sp
   const int32_t P = page_size_;
   int64_t need = 0;
   for (size_t i = 0; i < seq_lens.size(); ++i)
-    need += (seq_lens[i] + P - 1) / P - (prefix_lens[i] + P - 1) / P;
+    need += PagesFor(seq_lens[i], P) - PagesFor(prefix_lens[i], P);
   if (need > static_cast<int64_t>(free_pages_.size())) return false;
   for (size_t i = 0; i < seq_lens.size(); ++i) {
     const int32_t prefix = prefix_lens[i], seq = seq_lens[i];
-    const int32_t prefix_ceil = (prefix + P - 1) / P * P;
+    const int32_t prefix_ceil = static_cast<int32_t>(PageCeil(prefix, P));
     // Part 1: the rest of the partially filled page after the prefix.
     int32_t pos = prefix;
     for (int32_t loc = last_locs[i] + 1; pos < std::min(seq, prefix_ceil); ++pos, ++loc) {

@@ -1,5 +1,7 @@
 #include "core/scheduler/output_streamer.h"
 
+#include <algorithm>
+
 namespace radixserve::sched {
 
 void OutputStreamer::Consider(Req& req) {
@@ -22,6 +24,14 @@ void OutputStreamer::Consider(Req& req) {
   const auto out = req.output_ids();
   o.rid = req.rid;
   o.output_ids.assign(out.begin() + req.sent_output_len, out.end());
+  o.prompt_tail.clear();
+  if (!req.context_sent) {
+    const auto in = req.input_ids();
+    const size_t n = std::min<size_t>(kDetokenizerContextTokens, in.size());
+    o.prompt_tail.assign(in.end() - static_cast<std::ptrdiff_t>(n), in.end());
+    req.context_sent = true;
+  }
+  o.skip_special_tokens = req.sampling.skip_special_tokens;
   o.output_logprobs.clear();
   if (req.return_logprob && req.sent_output_len < static_cast<int32_t>(req.output_logprobs.size()))
     o.output_logprobs.assign(req.output_logprobs.begin() + req.sent_output_len, req.output_logprobs.end());

@@ -13,9 +13,16 @@
 
 namespace radixserve::sched {
 
+// Prompt tokens the detokenizer decodes before a request's first output, so that the first text
+// joins the prompt as a tokenizer would join it (SGLang's INIT_INCREMENTAL_DETOKENIZATION_OFFSET).
+inline constexpr int32_t kDetokenizerContextTokens = 5;
+
 struct TokenOutput {
   uint64_t rid = 0;
   std::vector<int32_t> output_ids;  // new output ids since the previous message
+  // A request's first message only: its last prompt tokens (at most kDetokenizerContextTokens).
+  std::vector<int32_t> prompt_tail;
+  bool skip_special_tokens = true;
   std::vector<float> output_logprobs;
   int32_t top_n = 0;                      // alternatives per token in top_ids / top_logprobs
   std::vector<int32_t> top_ids;

@@ -52,7 +52,7 @@ Req* PrefillAdder::AddChunkedReq(Req* req) {
   const int64_t prefix = static_cast<int64_t>(req->prefix_indices.size());
   const int64_t cand = req->extend_end - prefix;
   const bool truncated = cand > rem;
-  int64_t n = truncated ? (prefix + rem) / P * P - prefix : cand;  // keep chunk ends page-aligned
+  int64_t n = truncated ? PageFloor(prefix + rem, P) - prefix : cand;  // keep chunk ends page-aligned
   if (n <= 0) {  // no budget this pass; the request stays chunked with nothing new to compute
     req->extend_begin = req->extend_end = static_cast<int32_t>(prefix);
     chunk_pending_ = true;
@@ -115,8 +115,8 @@ AddReqResult PrefillAdder::AddOneReq(Req* req) {
     UpdateBudget(extend, max_new);
   } else {
     // Start chunked prefill: as much as the chunk budget allows, ending on a page boundary.
-    int64_t trunc = rem_chunk_tokens_ / P * P;
-    trunc = (prefix + trunc) / P * P - prefix;
+    int64_t trunc = PageFloor(rem_chunk_tokens_, P);
+    trunc = PageFloor(prefix + trunc, P) - prefix;
     if (trunc <= 0 || chunk_pending_) {  // at most one chunked request at a time
       verdict = AddReqResult::kOther;
     } else {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/scheduler/kv_allocator.h"
+#include "core/scheduler/paging.h"
 #include "core/scheduler/prefix_cache.h"
 #include "core/scheduler/req.h"
 
@@ -51,7 +52,7 @@ class PrefillAdder {
 
  private:
   bool chunking() const { return opt_.chunked_prefill_size > 0; }
-  int64_t CeilPage(int64_t x) const { return (x + opt_.page_size - 1) / opt_.page_size * opt_.page_size; }
+  int64_t CeilPage(int64_t x) const { return PageCeil(x, opt_.page_size); }
   void UpdateBudget(int64_t extend, int64_t max_new);
   // SCHEDULER_SPEC 3.7: will memory survive every request decoding to the end?
   bool IgnoreEosSimulationFits(const Req& req, int64_t extend);

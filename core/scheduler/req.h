@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/sampling/sampling_params.h"
-#include "core/scheduler/finish_reason.h"
+#include "core/util/finish_reason.h"
 
 namespace radixserve::sched {
 
@@ -49,6 +49,8 @@ struct Req {
   int32_t extend_end = 0;
   int32_t kv_len = 0;                   // row positions [0, kv_len) hold allocated slots
   int32_t worker_synced_len = 0;        // row positions the worker's mirror already has right
+  bool worker_state = false;            // the worker holds this request's state (sent new_state, not released)
+  bool context_sent = false;            // the detokenizer got the prompt tail (first output message)
   int32_t inflight_chunks = 0;          // chunks whose sampled token must be discarded
   int32_t num_matched_prefix_tokens = 0;
   int32_t cached_tokens = 0;            // prompt tokens served from cache (reporting)

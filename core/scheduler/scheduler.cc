@@ -3,11 +3,14 @@
 // FinishChecker, OutputStreamer and the policy / cache plugins.
 #include "core/scheduler/scheduler.h"
 
+#include "core/scheduler/paging.h"
+
 #include <glog/logging.h>
 
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <utility>
 
 namespace radixserve::sched {
 namespace {
@@ -56,7 +59,7 @@ Scheduler::~Scheduler() {
 
 // ---- thread-safe inputs ------------------------------------------------------------
 
-void Scheduler::Submit(GenerateRequest req) {
+void Scheduler::Submit(TokenizedRequest req) {
   std::lock_guard<std::mutex> lock(inbox_mu_);
   inbox_.push_back(std::move(req));
 }
@@ -76,6 +79,14 @@ void Scheduler::SwapCache(CachePtr cache, CacheSwapMode mode, SwapDoneFn done) {
   staged_cache_ = std::move(cache);
   staged_mode_ = mode;
   staged_done_ = std::move(done);
+}
+
+void Scheduler::WorkerLost(CachePtr fresh, SwapDoneFn done) {
+  std::lock_guard<std::mutex> lock(inbox_mu_);
+  staged_cache_ = std::move(fresh);
+  staged_mode_ = CacheSwapMode::kFlush;
+  staged_done_ = std::move(done);
+  staged_worker_lost_ = true;
 }
 
 // ---- the loop ------------------------------------------------------------------------
@@ -155,6 +166,7 @@ Status Scheduler::RunBatch(ScheduleBatch* batch) {
   Inflight* f = current_;
   f->fb.batch_id = ++batch_id_;
   f->fb.mode = batch->mode;
+  TakeReleases(&f->fb.released_rids);
   switch (batch->mode) {
     case ForwardMode::kExtend: ++stats_.prefill_batches; break;
     case ForwardMode::kDecode: ++stats_.decode_batches; break;
@@ -251,8 +263,48 @@ Status Scheduler::ProcessBatchResult(Inflight* f) {
 
 Status Scheduler::OnIdle() {
   ratio_.Reset();
-  if (idle()) return CheckInvariants();
+  if (!no_requests()) return Status::Ok();
+  Reap();
+  while (!pending_release_.empty()) RS_RETURN_IF_ERROR(SendReleases());
+  return CheckInvariants();
+}
+
+// Requests recycled before this batch was built, so none of them is in it; at most one row's worth
+// per batch (max_running_requests), the bound the batch message is sized for.
+void Scheduler::TakeReleases(std::vector<uint64_t>* out) {
+  const size_t cap = static_cast<size_t>(config_.max_running_requests);
+  if (pending_release_.size() <= cap) {
+    out->swap(pending_release_);
+    pending_release_.clear();
+    return;
+  }
+  out->assign(pending_release_.begin(), pending_release_.begin() + static_cast<std::ptrdiff_t>(cap));
+  pending_release_.erase(pending_release_.begin(), pending_release_.begin() + static_cast<std::ptrdiff_t>(cap));
+}
+
+Status Scheduler::SendReleases() {
+  AcquireInflight();
+  release_batch_.mode = ForwardMode::kIdle;
+  RS_RETURN_IF_ERROR(RunBatch(&release_batch_));
+  RS_RETURN_IF_ERROR(PopAndProcess());
+  current_ = nullptr;
   return Status::Ok();
+}
+
+int64_t Scheduler::num_unfinished() const {
+  int64_t n = 0;
+  {
+    std::lock_guard<std::mutex> lock(inbox_mu_);
+    n += static_cast<int64_t>(inbox_.size());
+  }
+  for (const auto& [rid, r] : reqs_) n += r->finished() ? 0 : 1;
+  return n;
+}
+
+int64_t Scheduler::worker_states() const {
+  int64_t n = static_cast<int64_t>(pending_release_.size());
+  for (const auto& [rid, r] : reqs_) n += r->worker_state ? 1 : 0;
+  return n;
 }
 
 // ---- iteration boundary: plugin swaps ------------------------------------------------
@@ -262,12 +314,14 @@ void Scheduler::ApplyStagedSwaps() {
   CachePtr cache;
   CacheSwapMode mode;
   SwapDoneFn done;
+  bool worker_lost;
   {
     std::lock_guard<std::mutex> lock(inbox_mu_);
     policy = std::move(staged_policy_);
     cache = std::move(staged_cache_);
     mode = staged_mode_;
     done = std::move(staged_done_);
+    worker_lost = std::exchange(staged_worker_lost_, false);
   }
   if (policy) policy_ = std::move(policy);  // the old one is destroyed here, between iterations
   if (cache) {
@@ -279,6 +333,10 @@ void Scheduler::ApplyStagedSwaps() {
     flush_retracted_ = -1;
     if (mode == CacheSwapMode::kFlush) {
       while (!inflight_.empty()) (void)PopAndProcess();
+      if (worker_lost) {  // the new worker holds nothing: every request sends its state record again
+        for (auto& [rid, r] : reqs_) r->worker_state = false;
+        pending_release_.clear();
+      }
       MergeLastBatch();
       last_batch_ = nullptr;
       int64_t n = 0;
@@ -353,7 +411,7 @@ Req* Scheduler::NewReq() {
 }
 
 // Validation and max_new_tokens clipping at arrival (SCHEDULER_SPEC 4.3, 7.1).
-void Scheduler::AddNewRequest(GenerateRequest&& g) {
+void Scheduler::AddNewRequest(TokenizedRequest&& g) {
   Req* r = NewReq();
   r->rid = g.rid;
   r->tokens = std::move(g.input_ids);
@@ -378,7 +436,7 @@ void Scheduler::AddNewRequest(GenerateRequest&& g) {
 
   const int64_t P = config_.page_size;
   const int64_t in = r->input_len;
-  const int64_t ceil_in = (in + P - 1) / P * P;
+  const int64_t ceil_in = PageCeil(in, P);
   const int64_t limit = std::min<int64_t>(config_.max_req_len - in - 1, config_.max_total_tokens - ceil_in - P - 1);
   if (in == 0) {
     FinishWithoutRunning(r, FinishReason::Abort("empty prompt", 400));
@@ -580,6 +638,7 @@ void Scheduler::Reap() {
     }
     auto it = reqs_.find(r->rid);
     if (it != reqs_.end() && it->second == r) reqs_.erase(it);
+    if (r->worker_state) pending_release_.push_back(r->rid);  // rides on the next batch
     free_reqs_.push_back(r);
   }
   graveyard_.resize(w);
@@ -809,7 +868,9 @@ void Scheduler::ReleaseForRetract(Req* r) {
 
 // ---- checks ----------------------------------------------------------------------------------
 
-bool Scheduler::idle() const {
+bool Scheduler::idle() const { return no_requests() && graveyard_.empty() && pending_release_.empty(); }
+
+bool Scheduler::no_requests() const {
   return waiting_.empty() && running_.empty() && chunked_req_ == nullptr && inflight_.empty() &&
          (last_batch_ == nullptr || last_batch_->empty() || last_batch_ == &running_) && !draining_;
 }
@@ -821,7 +882,7 @@ Status Scheduler::CheckInvariants() const {
   for (const auto& [rid, r] : reqs_) {
     if (r->req_pool_idx < 0) continue;
     ++rows;
-    held += (r->kv_len + P - 1) / P * P - r->cache_protected_len;
+    held += PageCeil(r->kv_len, P) - r->cache_protected_len;
   }
   const int64_t total = alloc_->available_size() + cache_->evictable_size() + cache_->protected_size() + held;
   if (total != alloc_->size())

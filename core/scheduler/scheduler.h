@@ -33,7 +33,9 @@
 
 namespace radixserve::sched {
 
-struct GenerateRequest {
+// One request as the scheduler receives it: one choice of an api::GenerateRequest, tokenized
+// (the wire form is transport::TokenizedRequestMsg).
+struct TokenizedRequest {
   uint64_t rid = 0;
   std::vector<int32_t> input_ids;
   SamplingParams sampling;
@@ -81,10 +83,14 @@ class Scheduler {
             DetokenizeFn detokenize = nullptr);
   ~Scheduler();
 
-  void Submit(GenerateRequest req);
+  void Submit(TokenizedRequest req);
   void Abort(uint64_t rid);
   void SwapPolicy(PolicyPtr policy);
   void SwapCache(CachePtr cache, CacheSwapMode mode, SwapDoneFn done = nullptr);
+  // The worker was replaced (it died): its KV and request states are gone. At the next iteration
+  // boundary the cache is flushed into `fresh` (running requests recompute) and every request
+  // sends its state record again; releases of states the old worker held are dropped.
+  void WorkerLost(CachePtr fresh, SwapDoneFn done = nullptr);
 
   // One loop iteration. *did_work is false when the scheduler was idle.
   Status Step(bool* did_work = nullptr);
@@ -93,7 +99,14 @@ class Scheduler {
 
   // Memory and bookkeeping invariants; the idle ones too when nothing is in the system.
   Status CheckInvariants() const;
+  // Nothing waits, runs or is in flight, and every finished request was recycled and its release
+  // sent to the worker.
   bool idle() const;
+  // No request waits, runs or is in flight (finished ones may still await recycling and release).
+  bool no_requests() const;
+  // Requests received (or submitted) that have not finished; finished ones whose last step is still
+  // in flight do not count. Thread-compatible with Step (call from the loop's thread).
+  int64_t num_unfinished() const;
   const SchedulerStats& stats() const { return stats_; }
   double new_token_ratio() const { return ratio_.value(); }
   const PrefixCache& cache() const { return *cache_; }
@@ -102,6 +115,8 @@ class Scheduler {
   const ReqToTokenPool& req_pool() const { return *pool_; }
   size_t num_waiting() const { return waiting_.size(); }
   size_t num_running() const { return running_.size(); }
+  // Request states the worker holds by this scheduler's account (created, release not yet sent).
+  int64_t worker_states() const;
   // The clock of wait_entry_time and the timeouts (seconds, monotonic); tests substitute their own.
   void set_clock_for_testing(std::function<double()> now) { now_ = std::move(now); }
   const SchedulerConfig& config() const { return config_; }
@@ -130,6 +145,9 @@ class Scheduler {
   Status StepOverlap(bool* did_work);
   Status PopAndProcess();
   void FailBatch(Inflight* inflight, const Status& error);
+  // Idle with releases not yet sent: one batch without requests carries them.
+  Status SendReleases();
+  void TakeReleases(std::vector<uint64_t>* out);
 
   // ---- pieces of GetNextBatchToRun ----
   void ProcessPendingChunkedAbort();
@@ -143,7 +161,7 @@ class Scheduler {
   bool PreemptToSchedule(Req* req, PrefillAdder* adder);
 
   // ---- request bookkeeping ----
-  void AddNewRequest(GenerateRequest&& g);
+  void AddNewRequest(TokenizedRequest&& g);
   void AbortRequest(uint64_t rid);
   void InitNextRoundInput(Req* req);
   void ReleaseFinished(Req* req);
@@ -170,14 +188,15 @@ class Scheduler {
   NewTokenRatio ratio_;
 
   // Inbox (thread-safe side).
-  std::mutex inbox_mu_;
-  std::vector<GenerateRequest> inbox_;
+  mutable std::mutex inbox_mu_;
+  std::vector<TokenizedRequest> inbox_;
   std::vector<uint64_t> abort_inbox_;
   PolicyPtr staged_policy_;
   CachePtr staged_cache_;
   CacheSwapMode staged_mode_ = CacheSwapMode::kDrain;
   SwapDoneFn staged_done_;
-  std::vector<GenerateRequest> recv_scratch_;
+  bool staged_worker_lost_ = false;
+  std::vector<TokenizedRequest> recv_scratch_;
   std::vector<uint64_t> abort_scratch_;
 
   // Scheduling state (scheduler thread).
@@ -185,6 +204,8 @@ class Scheduler {
   std::vector<std::unique_ptr<Req>> req_storage_;
   std::vector<Req*> free_reqs_;
   std::vector<Req*> graveyard_;
+  std::vector<uint64_t> pending_release_;  // recycled requests the worker still holds state for
+  ScheduleBatch release_batch_;            // the empty batch SendReleases runs
   std::vector<Req*> waiting_;
   ScheduleBatch running_;
   ScheduleBatch prefill_;

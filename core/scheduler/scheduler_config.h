@@ -1,5 +1,8 @@
 // SchedulerConfig: every constant of SCHEDULER_SPEC sections 1-7 as a
-// parameter, with the spec's defaults. Plain value type.
+// parameter. Its defaults are the one source of the served defaults: the
+// scheduler node declares its parameters from them, and the launcher sizes
+// RouDi's pools from them; where a default differs from SGLang's, the comment
+// says why. Plain value type.
 #pragma once
 
 #include <cstdint>
@@ -14,8 +17,10 @@ struct SchedulerConfig {
   int32_t max_running_requests = 256; // also the number of req_to_token rows
   int32_t max_req_len = 4096;         // context length: prompt + output
   // Admission (SCHEDULER_SPEC 3).
-  int32_t max_prefill_tokens = 16384;
-  int32_t chunked_prefill_size = 4096;  // <= 0 disables chunking
+  // SGLang: 16384 and 4096 (large GPUs). A CPU prefills about 1-2k tokens/s on two cores, so
+  // smaller batches keep decode steps flowing between prefill chunks.
+  int32_t max_prefill_tokens = 8192;
+  int32_t chunked_prefill_size = 2048;  // <= 0 disables chunking
   bool enable_mixed_chunk = false;
   int32_t clip_max_new_tokens = 4096;
   int32_t per_req_token_overhead = -1;  // -1: page_size (newest SGLang)
@@ -24,14 +29,14 @@ struct SchedulerConfig {
   double min_new_token_ratio_factor = 0.14;
   int32_t new_token_ratio_decay_steps = 600;
   int32_t retract_decode_steps = 20;
-  int32_t max_queued_requests = 1 << 30;
+  int32_t max_queued_requests = 1 << 20;
   // Per-request timeouts (SCHEDULER_SPEC 1.4 step 2, SGLANG_REQ_WAITING/RUNNING_TIMEOUT); <= 0: off.
   // A request that waited longer than waiting_timeout_s without ever running ends with 503; one
   // running longer than running_timeout_s since its first admission is aborted (503).
   double waiting_timeout_s = 0;
   double running_timeout_s = 0;
   // Loops (SCHEDULER_SPEC 1).
-  bool overlap = false;
+  bool overlap = true;  // SGLang's default too (disable_overlap_schedule = false)
   bool disable_consecutive_prefill_overlap = false;
   // Finishing and streaming (SCHEDULER_SPEC 7).
   std::vector<int32_t> eos_token_ids;

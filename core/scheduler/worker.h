@@ -32,6 +32,12 @@ struct ForwardReq {
   bool sample = true;       // false for a non-final chunk (its token is discarded anyway)
   bool return_logprob = false;
   int32_t top_logprobs_num = 0;  // alternatives wanted per generated token (<= 20)
+  // The request's first sampled step for this worker: create its state here. Its penalty history
+  // is history_ids[history_offset, + history_len) (the tokens before prefix_len, which this worker
+  // may never have seen as inputs: a cached prefix) followed by this step's inputs.
+  bool new_state = false;
+  int32_t history_offset = 0;
+  int32_t history_len = 0;
   SamplingParams sampling;
 };
 
@@ -42,12 +48,16 @@ struct ForwardBatch {
   std::vector<int32_t> input_ids;      // Σ extend_len
   std::vector<int32_t> out_cache_loc;  // Σ extend_len, slot per new token
   std::vector<int32_t> prefix_slots;   // row patches for requests that need them
+  std::vector<int32_t> history_ids;    // penalty histories of new_state requests
+  std::vector<uint64_t> released_rids; // drop these requests' states after this step (none is in reqs)
 
   void Clear() {
     reqs.clear();
     input_ids.clear();
     out_cache_loc.clear();
     prefix_slots.clear();
+    history_ids.clear();
+    released_rids.clear();
     mode = ForwardMode::kIdle;
   }
 };
@@ -61,9 +71,8 @@ struct ForwardResult {
   int32_t top_n = 0;
   std::vector<int32_t> top_ids;
   std::vector<float> top_logprobs;
-  // Per-request states the worker still holds after this step (-1: not reported). A finished
-  // request's state goes with the release that rides on a later batch, so at idle this is at most
-  // the number of requests of the last batch; anything above that is a leak.
+  // Per-request states the worker still holds after this step (-1: not reported). The scheduler
+  // sends its last releases before it goes idle, so at idle this is 0; anything else is a leak.
   int32_t request_states = -1;
 };
 

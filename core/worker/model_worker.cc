@@ -18,38 +18,49 @@ Result<std::unique_ptr<ModelWorker>> ModelWorker::Create(std::shared_ptr<model::
   return w;
 }
 
-void ModelWorker::SetHistory(uint64_t rid, std::span<const int32_t> tokens) {
-  history_[rid].assign(tokens.begin(), tokens.end());
-}
-
-void ModelWorker::Release(uint64_t rid) {
-  states_.erase(rid);
-  history_.erase(rid);
-}
-
-Result<ModelWorker::RequestState*> ModelWorker::StateFor(const sched::ForwardReq& f,
+Result<ModelWorker::RequestState*> ModelWorker::StateFor(const sched::ForwardBatch& batch, const sched::ForwardReq& f,
                                                          std::span<const int32_t> new_tokens) {
-  auto it = states_.find(f.rid);
-  if (it != states_.end()) return it->second.get();
+  if (!f.new_state) {
+    auto it = states_.find(f.rid);
+    if (it != states_.end()) return it->second.get();
+    return Status::FailedPrecondition("request " + std::to_string(f.rid) +
+                                      " has no sampling state here: its first sampled step never reached this worker");
+  }
   SamplingParams p = f.sampling;
   if (Status s = p.Validate(); !s.ok())
     return Status::InvalidArgument("request " + std::to_string(f.rid) + ": " + s.message());
-  // The penalty history: tokens the scheduler sent separately (a cached prefix) and this step's inputs.
-  prompt_scratch_.clear();
-  if (auto h = history_.find(f.rid); h != history_.end()) {
-    prompt_scratch_ = std::move(h->second);
-    history_.erase(h);
-  }
+  if (f.history_offset < 0 || f.history_len < 0 ||
+      size_t(f.history_offset) + size_t(f.history_len) > batch.history_ids.size())
+    return Status::OutOfRange("request " + std::to_string(f.rid) + ": history outside the batch");
+  // The penalty history: the tokens before this step (sent with the record) and this step's inputs.
+  prompt_scratch_.assign(batch.history_ids.begin() + f.history_offset,
+                         batch.history_ids.begin() + f.history_offset + f.history_len);
   for (int32_t t : new_tokens)
     if (t != sched::kFutureToken) prompt_scratch_.push_back(t);
   uint64_t seed = p.has_seed ? p.seed : f.rid;
   auto state = std::make_unique<RequestState>(p, seed, prompt_scratch_);
   RequestState* raw = state.get();
-  states_.emplace(f.rid, std::move(state));
+  states_[f.rid] = std::move(state);
   return raw;
 }
 
 Status ModelWorker::Forward(const sched::ForwardBatch& batch, sched::ForwardResult* result) {
+  Status s = RunStep(batch, result);
+  // Releases apply whatever the step's outcome: the scheduler recycles those requests either way.
+  for (uint64_t rid : batch.released_rids) states_.erase(rid);
+  return s;
+}
+
+Status ModelWorker::RunStep(const sched::ForwardBatch& batch, sched::ForwardResult* result) {
+  result->batch_id = batch.batch_id;
+  if (batch.reqs.empty()) {  // a batch that only carries releases
+    result->next_token_ids.clear();
+    result->logprobs.clear();
+    result->top_n = 0;
+    result->top_ids.clear();
+    result->top_logprobs.clear();
+    return Status::Ok();
+  }
   const int32_t vocab = model_->config().vocab_size;
   seqs_.clear();
   tokens_.assign(batch.input_ids.begin(), batch.input_ids.end());
@@ -76,7 +87,6 @@ Status ModelWorker::Forward(const sched::ForwardBatch& batch, sched::ForwardResu
   logits_.resize(static_cast<size_t>(batch.reqs.size()) * vocab);
   RS_RETURN_IF_ERROR(model_->Forward(seqs_, *kv_, logits_));
 
-  result->batch_id = batch.batch_id;
   result->next_token_ids.resize(batch.reqs.size());
   bool any_logprob = false;
   int32_t top_n = 0;
@@ -95,7 +105,7 @@ Status ModelWorker::Forward(const sched::ForwardBatch& batch, sched::ForwardResu
       continue;
     }
     RS_ASSIGN_OR_RETURN(RequestState * st,
-                        StateFor(f, std::span<const int32_t>(tokens_.data() + f.token_offset, f.extend_len)));
+                        StateFor(batch, f, std::span<const int32_t>(tokens_.data() + f.token_offset, f.extend_len)));
     SamplingParams p = st->params;
     if (f.return_logprob) p.logprobs = std::max(p.logprobs, std::clamp(f.top_logprobs_num, 0, top_n));
     std::span<const int32_t> suppress;

@@ -4,7 +4,9 @@
 // placeholders from the token it sampled last for a row, runs one Forward over
 // all sequences, and samples each request with its own SamplerState
 // (penalties, seed, temperature, top-k/p, min-p; EOS suppressed until
-// min_new_tokens), returning the chosen token's logprob when asked.
+// min_new_tokens), returning the chosen token's logprob when asked. Request
+// states live as worker.h says: created by new_state, dropped after the step
+// of the batch that releases them.
 // Thread-compatible: one Forward at a time.
 #pragma once
 
@@ -19,20 +21,30 @@
 
 namespace radixserve {
 
+// The sizes of a worker's KV pool and row mirror for a scheduler with these limits: slot ids up to
+// max_total_tokens plus a page (256 covers every page size), one row per running request plus a
+// spare, and rows a little past the context (the overlap loop may allocate a token beyond it).
+struct WorkerShape {
+  int64_t num_slots = 0;
+  int32_t num_rows = 0;
+  int32_t max_context_len = 0;
+  static WorkerShape For(int64_t max_total_tokens, int32_t max_running_requests, int32_t context) {
+    return {max_total_tokens + 256, max_running_requests + 1, context + 8};
+  }
+};
+
 class ModelWorker final : public sched::Worker {
  public:
   // num_slots must exceed the scheduler's highest KV slot (max_total_tokens + page_size).
   static Result<std::unique_ptr<ModelWorker>> Create(std::shared_ptr<model::LlamaModel> model, int64_t num_slots,
                                                      int32_t num_rows, int32_t max_context_len);
+  static Result<std::unique_ptr<ModelWorker>> Create(std::shared_ptr<model::LlamaModel> model, const WorkerShape& s) {
+    return Create(std::move(model), s.num_slots, s.num_rows, s.max_context_len);
+  }
   Status Forward(const sched::ForwardBatch& batch, sched::ForwardResult* result) override;
 
   // Tokens EOS-like for min_new_tokens: not sampled before that many tokens were generated.
   void set_end_of_generation_ids(std::vector<int32_t> ids) { eog_ids_ = std::move(ids); }
-  // Tokens of a request the worker has not seen as inputs (a cached prefix): they count for the
-  // repetition penalty. Call before the request's first sampled step.
-  void SetHistory(uint64_t rid, std::span<const int32_t> tokens);
-  // Forgets a finished request's sampling state.
-  void Release(uint64_t rid);
   size_t num_request_states() const { return states_.size(); }
 
  private:
@@ -44,7 +56,9 @@ class ModelWorker final : public sched::Worker {
         : params(p), sampler(seed, prompt) {}
   };
   ModelWorker() = default;
-  Result<RequestState*> StateFor(const sched::ForwardReq& f, std::span<const int32_t> new_tokens);
+  Result<RequestState*> StateFor(const sched::ForwardBatch& batch, const sched::ForwardReq& f,
+                                 std::span<const int32_t> new_tokens);
+  Status RunStep(const sched::ForwardBatch& batch, sched::ForwardResult* result);
 
   std::shared_ptr<model::LlamaModel> model_;
   std::unique_ptr<model::KvCache> kv_;
@@ -58,7 +72,6 @@ class ModelWorker final : public sched::Worker {
   std::vector<float> logits_;
   std::vector<int32_t> eog_ids_;
   std::unordered_map<uint64_t, std::unique_ptr<RequestState>> states_;
-  std::unordered_map<uint64_t, std::vector<int32_t>> history_;
   std::vector<int32_t> prompt_scratch_;
 };
 

@@ -14,7 +14,6 @@
 namespace radixserve::nodes {
 
 using transport::OutputEntry;
-using transport::WireFinishKind;
 using Clock = std::chrono::steady_clock;
 
 namespace {
@@ -28,33 +27,19 @@ std::vector<std::string> SplitCommas(const std::string& s) {
   return out;
 }
 
-api::FinishReason ToApiFinish(const OutputEntry& e, std::span<const char> text) {
-  api::FinishReason f;
+FinishReason ToFinishReason(const OutputEntry& e, std::span<const char> text) {
   std::string finish_text(text.data() + e.finish_text_offset, e.finish_text_len);
-  switch (static_cast<WireFinishKind>(e.finish_kind)) {
-    case WireFinishKind::kMatchedToken:
-      f.kind = api::FinishKind::kStop;
-      f.matched_token = e.matched_token;
-      break;
-    case WireFinishKind::kMatchedStr:
-      f.kind = api::FinishKind::kStop;
-      f.matched_str = finish_text;
-      break;
-    case WireFinishKind::kLength:
-      f.kind = api::FinishKind::kLength;
-      f.length = e.finish_length;
-      break;
-    case WireFinishKind::kAbort:
-      f.kind = api::FinishKind::kAbort;
-      f.message = finish_text.empty() ? "request aborted" : finish_text;
-      f.http_status = e.status_code > 0 ? e.status_code : 500;
-      break;
-    case WireFinishKind::kNone:
-      f.kind = api::FinishKind::kAbort;  // finished without a reason: report, never hang
-      f.message = "request ended without a finish reason";
-      break;
+  switch (e.finish_kind > kMaxFinishKind ? FinishKind::kNone : static_cast<FinishKind>(e.finish_kind)) {
+    case FinishKind::kMatchedToken: return FinishReason::Token(e.matched_token);
+    case FinishKind::kMatchedStr: return FinishReason::Str(std::move(finish_text));
+    case FinishKind::kLength: return FinishReason::Length(e.finish_length);
+    case FinishKind::kAbort:
+      return FinishReason::Abort(finish_text.empty() ? "request aborted" : finish_text,
+                                 e.status_code > 0 ? e.status_code : 500);
+    case FinishKind::kNone: break;
   }
-  return f;
+  // Finished without a (known) reason: report it, never hang.
+  return FinishReason::Abort("request ended without a finish reason", 500);
 }
 }  // namespace
 
@@ -112,12 +97,12 @@ Status ApiNode::OnConfigure() {
   RS_RETURN_IF_ERROR(waiter_->Attach(*str_out_));
   RS_RETURN_IF_ERROR(waiter_->Attach(*control_reply_));
   RS_RETURN_IF_ERROR(waiter_->Attach(*node_status_));
-  comm_ = std::make_unique<transport::FanOutCommunicator>(
-      [this](const control::ControlRequest& r) {
-        std::lock_guard<std::mutex> l(pub_mu_);
-        return transport::PublishControl(*control_, r);
-      },
-      1);
+  auto send = [this](const control::ControlRequest& r) {
+    std::lock_guard<std::mutex> l(pub_mu_);
+    return transport::PublishControl(*control_, r);
+  };
+  change_comm_ = std::make_unique<transport::FanOutCommunicator>(send, 1);
+  read_comm_ = std::make_unique<transport::FanOutCommunicator>(send, 1, uint64_t(1) << 62);
 
   api::HttpServerOptions o;
   o.host = params().GetString("host");
@@ -175,7 +160,8 @@ Status ApiNode::OnDeactivate() {
 
 Status ApiNode::OnCleanup() {
   server_.reset();
-  comm_.reset();
+  change_comm_.reset();
+  read_comm_.reset();
   waiter_.reset();
   str_out_.reset();
   control_reply_.reset();
@@ -226,8 +212,10 @@ Status ApiNode::Submit(const api::GenerateRequest& request, std::shared_ptr<api:
   }
   size_t stop_bytes = 0;
   for (const auto& s : request.stop) stop_bytes += s.size();
-  size_t bytes = transport::MessageSize<transport::TokenizedRequestMsg>(
-      {request.input_ids.size() * 4, request.stop_token_ids.size() * 4, stop_bytes, request.stop.size() * 4});
+  size_t bytes = transport::TokenizedRequestMsg::Bytes({.input_ids = request.input_ids.size(),
+                                                        .stop_token_ids = request.stop_token_ids.size(),
+                                                        .stop_str_bytes = stop_bytes,
+                                                        .stop_strs = request.stop.size()});
   Status status;
   {
     std::lock_guard<std::mutex> l(pub_mu_);
@@ -292,7 +280,10 @@ void ApiNode::Abort(const std::string& rid) {
 
 Result<control::ControlReply> ApiNode::Control(control::ControlRequest req) {
   auto timeout = std::chrono::milliseconds(params().GetInt("control_timeout_ms"));
-  RS_ASSIGN_OR_RETURN(auto replies, comm_->Call(std::move(req), timeout));
+  const bool read = req.body_case() == control::ControlRequest::kGetStats ||
+                    req.body_case() == control::ControlRequest::kGetServerInfo ||
+                    req.body_case() == control::ControlRequest::kListPlugins;
+  RS_ASSIGN_OR_RETURN(auto replies, (read ? read_comm_ : change_comm_)->Call(std::move(req), timeout));
   return transport::FanOutCommunicator::Merge(replies);
 }
 
@@ -327,11 +318,11 @@ Status ApiNode::FlushCache() {
 Result<std::string> ApiNode::ControlJson(control::ControlRequest req) {
   RS_ASSIGN_OR_RETURN(control::ControlReply reply, Control(std::move(req)));
   if (!reply.success()) {
-    const std::string& m = reply.message();
-    // The scheduler's refusals are the caller's mistakes (unknown plugin, bad parameter) or busy states.
-    if (m.find("not idle") != std::string::npos || m.find("cannot flush") != std::string::npos)
-      return Status::FailedPrecondition(m);
-    return Status::InvalidArgument(m);
+    // The scheduler's refusals carry their code: the caller's mistakes (unknown plugin, bad
+    // parameter) are InvalidArgument, busy states FailedPrecondition.
+    const auto code = static_cast<StatusCode>(reply.code());
+    return Status(reply.code() > 0 && code <= StatusCode::kInternal ? code : StatusCode::kInvalidArgument,
+                  reply.message());
   }
   nlohmann::json out = {{"success", true}, {"message", reply.message()}, {"responder", reply.responder()}};
   if (!reply.json().empty()) out["result"] = nlohmann::json::parse(reply.json(), nullptr, false);
@@ -460,19 +451,26 @@ Result<std::string> ApiNode::MetricsText() {
         double(metrics_.requests_in_flight.load()));
 
   // Scheduler-side figures, refreshed at most every 100 ms (one control round trip).
+  // A scrape never waits for another: while one refreshes, the others render the cached figures.
   std::string stats;
+  bool stale;
   {
     std::lock_guard<std::mutex> l(stats_mu_);
-    if (Clock::now() - stats_time_ > std::chrono::milliseconds(100)) {
+    stale = Clock::now() - stats_time_ > std::chrono::milliseconds(100);
+    stats = stats_json_;
+  }
+  if (stale) {
+    std::unique_lock<std::mutex> refresh(stats_refresh_mu_, std::try_to_lock);
+    if (refresh.owns_lock()) {
       control::ControlRequest req;
       req.mutable_get_stats();
       auto reply = Control(req);
       if (reply.ok() && reply->success()) {
-        stats_json_ = reply->json();
+        std::lock_guard<std::mutex> l(stats_mu_);
+        stats = stats_json_ = reply->json();
         stats_time_ = Clock::now();
       }
     }
-    stats = stats_json_;
   }
   auto j = nlohmann::json::parse(stats.empty() ? "{}" : stats, nullptr, false);
   if (j.is_object()) {
@@ -526,7 +524,7 @@ void ApiNode::HandleStrOut(const void* data, size_t size) {
     out.prompt_tokens = e.prompt_tokens;
     out.completion_tokens = e.completion_tokens;
     out.cached_tokens = e.cached_tokens;
-    if (e.finished) out.finish = ToApiFinish(e, text);
+    if (e.finished) out.finish = ToFinishReason(e, text);
     {
       std::lock_guard<std::mutex> l(mu_);
       auto it = pending_.find(e.rid);
@@ -569,7 +567,7 @@ void ApiNode::HandleStrOut(const void* data, size_t size) {
         metrics_.generation_tokens.fetch_add(e.completion_tokens, std::memory_order_relaxed);
         metrics_.cached_tokens.fetch_add(e.cached_tokens, std::memory_order_relaxed);
         metrics_.requests_finished.fetch_add(1, std::memory_order_relaxed);
-        if (out.finish.kind == api::FinishKind::kAbort) metrics_.requests_aborted.fetch_add(1, std::memory_order_relaxed);
+        if (out.finish.kind == FinishKind::kAbort) metrics_.requests_aborted.fetch_add(1, std::memory_order_relaxed);
         metrics_.requests_in_flight.fetch_sub(1, std::memory_order_relaxed);
         by_name_.erase(p.rid);
         pending_.erase(it);
@@ -586,7 +584,8 @@ void ApiNode::HandleControlReply(const void* data, size_t size) {
     LOG(ERROR) << name() << ": dropped a malformed control reply: " << s.ToString();
     return;
   }
-  comm_->HandleReply(reply);
+  change_comm_->HandleReply(reply);  // each lane drops the replies to the other's calls
+  read_comm_->HandleReply(reply);
 }
 
 void ApiNode::HandleNodeStatus(const void* data, size_t size) {
@@ -632,9 +631,9 @@ void ApiNode::FailAllPending(const std::string& why) {
   }
   for (auto& [rid, p] : pending) {
     api::GenerateOutput out;
-    out.finish.kind = api::FinishKind::kAbort;
+    out.finish.kind = FinishKind::kAbort;
     out.finish.message = why;
-    out.finish.http_status = 503;
+    out.finish.status_code = 503;
     p.sink->OnOutput(std::move(out));
   }
 }

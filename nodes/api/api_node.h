@@ -95,7 +95,9 @@ class ApiNode : public Node, public api::ApiBackend {
   std::unique_ptr<transport::Publisher> requests_, control_;
   std::unique_ptr<transport::Subscriber> str_out_, control_reply_, node_status_;
   std::unique_ptr<transport::Waiter> waiter_;
-  std::unique_ptr<transport::FanOutCommunicator> comm_;
+  // Two lanes over the same topics: reads (stats, server info, plugin lists) never queue behind a
+  // change (a cache swap may take as long as its drain).
+  std::unique_ptr<transport::FanOutCommunicator> change_comm_, read_comm_;
   std::thread receiver_;
   std::atomic<bool> running_{false};
   std::atomic<bool> draining_{false};  // shutting down: new requests are refused, running ones finish
@@ -109,7 +111,8 @@ class ApiNode : public Node, public api::ApiBackend {
   std::vector<std::string> required_nodes_;
 
   ApiMetrics metrics_;
-  std::mutex stats_mu_;
+  std::mutex stats_refresh_mu_;  // one refresh at a time; others use the cached figures
+  std::mutex stats_mu_;          // guards the cache only, never held across a call
   std::string stats_json_;
   std::chrono::steady_clock::time_point stats_time_{};
   uint64_t dropped_messages_ = 0;

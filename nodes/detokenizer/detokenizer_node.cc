@@ -88,8 +88,8 @@ void DetokenizerNode::HandleBatch(const void* data, size_t size) {
     in.finished = e.finished != 0;
     in.skip_special_tokens = e.skip_special_tokens != 0;
     in.no_stop_trim = e.no_stop_trim != 0;
-    in.matched_stop_token = e.finish_kind == uint8_t(transport::WireFinishKind::kMatchedToken);
-    if (e.finish_kind == uint8_t(transport::WireFinishKind::kMatchedStr)) in.matched_stop_str = std::string_view(text.data() + e.finish_text_offset, e.finish_text_len);
+    in.matched_stop_token = e.finish_kind == uint8_t(FinishKind::kMatchedToken);
+    if (e.finish_kind == uint8_t(FinishKind::kMatchedStr)) in.matched_stop_str = std::string_view(text.data() + e.finish_text_offset, e.finish_text_len);
     deltas_[i] = detok_->Step(in);
     text_bytes += deltas_[i].size() + e.finish_text_len;
     out_id_count += e.out_ids_count;
@@ -98,9 +98,11 @@ void DetokenizerNode::HandleBatch(const void* data, size_t size) {
   auto logprobs = transport::ArrayOf<float>(m, m->logprobs);
   auto top_ids = transport::ArrayOf<int32_t>(m, m->top_ids);
   auto top_lps = transport::ArrayOf<float>(m, m->top_logprobs);
-  size_t bytes = transport::MessageSize<BatchStrOutMsg>({entries.size() * sizeof(OutputEntry), out_id_count * 4,
-                                                          logprobs.size() * 4, text_bytes, top_ids.size() * 4,
-                                                          top_lps.size() * 4});
+  size_t bytes = BatchStrOutMsg::Bytes({.entries = entries.size(),
+                                        .ids = out_id_count,
+                                        .logprobs = logprobs.size(),
+                                        .text_bytes = text_bytes,
+                                        .top = top_ids.size()});
   auto chunk = out_->Loan(bytes);
   if (!chunk.ok()) {
     LOG(ERROR) << name() << ": cannot send " << entries.size() << " outputs: " << chunk.status().ToString();

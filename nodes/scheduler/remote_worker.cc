@@ -10,7 +10,7 @@ Result<std::unique_ptr<RemoteWorker>> RemoteWorker::Create(const transport::Topi
                                                            const transport::Topic& result_topic,
                                                            const transport::Topic& status_topic,
                                                            const transport::ChannelOptions& options,
-                                                           std::chrono::milliseconds timeout, HistoryFn history) {
+                                                           std::chrono::milliseconds timeout) {
   std::unique_ptr<RemoteWorker> w(new RemoteWorker());
   RS_ASSIGN_OR_RETURN(w->pub_, transport::Publisher::Create(batch_topic, options));
   RS_ASSIGN_OR_RETURN(w->sub_, transport::Subscriber::Create(result_topic, options));
@@ -20,7 +20,6 @@ Result<std::unique_ptr<RemoteWorker>> RemoteWorker::Create(const transport::Topi
   status_options.block_when_full = false;
   RS_ASSIGN_OR_RETURN(w->status_, transport::Subscriber::Create(status_topic, status_options));
   w->timeout_ = timeout;
-  w->history_ = std::move(history);
   return w;
 }
 
@@ -41,50 +40,15 @@ bool RemoteWorker::TakeWorkerLost() {
   bool connected = pub_->HasSubscribers();
   if (was_connected_ && !connected) lost_.store(true);
   was_connected_ = connected;
-  bool lost = lost_.exchange(false);
-  if (lost) forget_known_.store(true);
-  return lost;
-}
-
-void RemoteWorker::Release(uint64_t rid) {
-  std::lock_guard<std::mutex> l(mu_);
-  pending_release_.push_back(rid);
+  return lost_.exchange(false);
 }
 
 Status RemoteWorker::Forward(const sched::ForwardBatch& batch, sched::ForwardResult* result) {
-  extras_.Clear();
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    extras_.released_rids.swap(pending_release_);
-  }
-  if (forget_known_.exchange(false)) known_.clear();
-  // A request the worker has not seen yet carries its token history once, when penalties need it.
-  extras_.history_begin.assign(batch.reqs.size(), 0);
-  extras_.history_len.assign(batch.reqs.size(), 0);
-  for (size_t i = 0; i < batch.reqs.size(); ++i) {
-    const sched::ForwardReq& r = batch.reqs[i];
-    // The worker builds a request's sampling state at its first sampled step (a chunked prompt's
-    // last chunk); that is when the tokens it did not see as inputs are needed.
-    if (!r.sample || !known_.insert(r.rid).second) continue;
-    const SamplingParams& s = r.sampling;
-    bool penalties = s.repetition_penalty != 1.0f || s.frequency_penalty != 0.0f || s.presence_penalty != 0.0f;
-    if (!penalties || !history_ || !history_(r.rid, &scratch_)) continue;
-    // Only the tokens before this batch's new ones: the worker sees those as inputs.
-    size_t n = std::min<size_t>(scratch_.size(), static_cast<size_t>(r.prefix_len));
-    extras_.history_begin[i] = static_cast<uint32_t>(extras_.history.size());
-    extras_.history_len[i] = static_cast<uint32_t>(n);
-    extras_.history.insert(extras_.history.end(), scratch_.begin(), scratch_.begin() + n);
-  }
-  // After the inserts, as the worker applies releases after the step: a finished request can still
-  // be in this batch (the overlap loop's extra step) while its release rides along.
-  for (uint64_t rid : extras_.released_rids) known_.erase(rid);
-  known_requests_.store(static_cast<int32_t>(known_.size()), std::memory_order_relaxed);
-
   const auto sent_at = std::chrono::steady_clock::now();
   const bool continuous = !idle_.exchange(false) && have_last_;
-  size_t bytes = ForwardBatchBytes(batch, extras_);
+  size_t bytes = ForwardBatchBytes(batch);
   RS_ASSIGN_OR_RETURN(void* chunk, pub_->Loan(bytes));
-  Status enc = EncodeForwardBatch(batch, extras_, chunk, bytes);
+  Status enc = EncodeForwardBatch(batch, chunk, bytes);
   if (!enc.ok()) {
     pub_->Release(chunk);
     return enc;

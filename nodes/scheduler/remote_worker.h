@@ -1,16 +1,15 @@
-// RemoteWorker: the scheduler's Worker interface over shared memory. Forward
-// publishes the batch on the forward_batch topic and blocks until the
-// worker's ForwardResult with the same batch id arrives (or a timeout).
+// RemoteWorker: the scheduler's Worker interface over shared memory, an
+// encoder plus a wait. Forward publishes the batch on the forward_batch topic
+// and blocks until the worker's ForwardResult with the same batch id arrives
+// (or a timeout). It keeps no request state: the batch carries it (worker.h).
 // Forward is called from one thread at a time (the scheduler's worker
-// thread); Release and SetHistorySource may be called from another thread.
+// thread); the loss and overhead queries may be called from another.
 #pragma once
 
 #include <chrono>
-#include <functional>
 #include <memory>
 #include <atomic>
 #include <mutex>
-#include <unordered_set>
 #include <vector>
 
 #include "core/scheduler/worker.h"
@@ -21,32 +20,24 @@ namespace radixserve::nodes {
 
 class RemoteWorker final : public sched::Worker {
  public:
-  // Returns the tokens a request has so far (prompt + output), for worker-side penalty state.
-  using HistoryFn = std::function<bool(uint64_t rid, std::vector<int32_t>* tokens)>;
-
   // `status_topic`: the node_status topic, where a worker restart shows as a new pid (iceoryx may
   // let a respawned worker re-register before it notices the old one died).
   static Result<std::unique_ptr<RemoteWorker>> Create(const transport::Topic& batch_topic,
                                                       const transport::Topic& result_topic,
                                                       const transport::Topic& status_topic,
                                                       const transport::ChannelOptions& options,
-                                                      std::chrono::milliseconds timeout, HistoryFn history);
+                                                      std::chrono::milliseconds timeout);
 
   Status Forward(const sched::ForwardBatch& batch, sched::ForwardResult* result) override;
-  // The request finished: the worker may drop its state (sent with the next batch).
-  void Release(uint64_t rid);
   // True once a worker subscribed to the batch topic.
   bool WorkerConnected() const { return pub_->HasSubscribers(); }
   // True once per loss of the worker (its subscription vanished: it died or was restarted) since the
   // last call. The KV it held is gone; the caller must drop whatever refers to it.
   bool TakeWorkerLost();
   uint64_t dropped_results() const { return dropped_; }
-  // Per-request states the worker reported holding after its last step (-1 before any): at idle,
-  // at most the requests of the last batch (their releases ride on a later one); more is a leak.
+  // Per-request states the worker reported holding after its last step (-1 before any): 0 at idle
+  // (the scheduler sends its releases before it idles); more is a leak.
   int32_t worker_request_states() const { return worker_request_states_.load(std::memory_order_relaxed); }
-  // Requests this side believes the worker has state for (their histories were considered); the
-  // same bound at idle as worker_request_states().
-  int32_t known_requests() const { return known_requests_.load(std::memory_order_relaxed); }
 
   // Scheduler overhead: the worker's idle gap between finishing one step and receiving the next,
   // as a share of the step period, over the last steps of continuous work (p50 and p90; the gap
@@ -71,17 +62,9 @@ class RemoteWorker final : public sched::Worker {
   // Reads node_status; true when a worker process other than the one seen before appeared.
   bool WorkerRestarted();
   std::chrono::milliseconds timeout_{60000};
-  HistoryFn history_;
-  std::mutex mu_;
-  std::vector<uint64_t> pending_release_;   // guarded by mu_
-  std::unordered_set<uint64_t> known_;      // rids the worker has state for (Forward thread)
   std::atomic<bool> lost_{false};
   std::atomic<int32_t> worker_request_states_{-1};
-  std::atomic<int32_t> known_requests_{0};
-  std::atomic<bool> forget_known_{false};   // a new worker: send histories again
   bool was_connected_ = false;              // TakeWorkerLost's last observation
-  BatchExtras extras_;
-  std::vector<int32_t> scratch_;
   uint64_t dropped_ = 0;
 
   // Overhead samples (a ring), written by the Forward thread, read by the scheduler thread.

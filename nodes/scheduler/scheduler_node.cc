@@ -17,15 +17,8 @@
 namespace radixserve::nodes {
 
 using transport::OutputEntry;
-using transport::WireFinishKind;
-
-static_assert(uint8_t(sched::FinishKind::kMatchedToken) == uint8_t(WireFinishKind::kMatchedToken));
-static_assert(uint8_t(sched::FinishKind::kMatchedStr) == uint8_t(WireFinishKind::kMatchedStr));
-static_assert(uint8_t(sched::FinishKind::kLength) == uint8_t(WireFinishKind::kLength));
-static_assert(uint8_t(sched::FinishKind::kAbort) == uint8_t(WireFinishKind::kAbort));
 
 namespace {
-constexpr size_t kSurroundingTokens = 5;  // INIT_INCREMENTAL_DETOKENIZATION_OFFSET
 
 // "a=1,b=x" → {a: 1, b: x}
 Result<std::map<std::string, std::string>> ParsePluginParams(const std::string& text) {
@@ -40,13 +33,10 @@ Result<std::map<std::string, std::string>> ParsePluginParams(const std::string& 
   }
   return out;
 }
-
-bool NeedsHistory(const SamplingParams& s) {
-  return s.repetition_penalty != 1.0f || s.frequency_penalty != 0.0f || s.presence_penalty != 0.0f;
-}
 }  // namespace
 
 SchedulerNode::SchedulerNode(NodeContext ctx) : Node(std::move(ctx)) {
+  const sched::SchedulerConfig d;  // the one source of the defaults
   auto& p = params();
   p.DeclareString("model", "", "GGUF file: tokenizer (EOS ids, stop strings) and context length", {}, true);
   p.DeclareString("policy", "lpm", "scheduling policy plugin");
@@ -55,20 +45,20 @@ SchedulerNode::SchedulerNode(NodeContext ctx) : Node(std::move(ctx)) {
   p.DeclareString("cache", "radix", "prefix cache plugin", {}, true);
   p.DeclareString("cache_params", "", "cache plugin parameters: name=value,name=value", {}, true);
   p.DeclareString("plugin_dirs", "", "colon-separated plugin directories (default: next to the libraries)", {}, true);
-  p.DeclareInt("page_size", 1, 1, 256, "KV page size in tokens", true);
+  p.DeclareInt("page_size", d.page_size, 1, 256, "KV page size in tokens", true);
   p.DeclareDouble("worker_wait_s", 30.0, 0.0, 3600.0,
                   "how long requests wait for a worker to (re)connect before their batches fail");
-  p.DeclareInt("max_total_tokens", 16384, 64, int64_t(1) << 32, "KV slots (must match the worker's kv_slots)", true);
-  p.DeclareInt("max_running_requests", 256, 1, 65536, "requests decoding at once", true);
-  p.DeclareInt("max_prefill_tokens", 8192, 16, 1 << 24, "prompt tokens per prefill batch", true);
-  p.DeclareInt("chunked_prefill_size", 2048, -1, 1 << 24, "chunk size for long prompts (<= 0: no chunking)", true);
-  p.DeclareBool("enable_mixed_chunk", false, "run decode steps inside chunked prefill batches", true);
-  p.DeclareBool("overlap", true, "prepare the next batch while the worker runs this one", true);
-  p.DeclareInt("stream_interval", 1, 1, 1 << 20, "stream every N tokens", true);
-  p.DeclareInt("max_queued_requests", 1 << 20, 1, 1 << 30, "waiting requests beyond which new ones are refused", true);
-  p.DeclareDouble("waiting_timeout_s", 0, 0, 1e9,
+  p.DeclareInt("max_total_tokens", d.max_total_tokens, 64, int64_t(1) << 32, "KV slots (must match the worker's kv_slots)", true);
+  p.DeclareInt("max_running_requests", d.max_running_requests, 1, 65536, "requests decoding at once", true);
+  p.DeclareInt("max_prefill_tokens", d.max_prefill_tokens, 16, 1 << 24, "prompt tokens per prefill batch", true);
+  p.DeclareInt("chunked_prefill_size", d.chunked_prefill_size, -1, 1 << 24, "chunk size for long prompts (<= 0: no chunking)", true);
+  p.DeclareBool("enable_mixed_chunk", d.enable_mixed_chunk, "run decode steps inside chunked prefill batches", true);
+  p.DeclareBool("overlap", d.overlap, "prepare the next batch while the worker runs this one", true);
+  p.DeclareInt("stream_interval", d.stream_interval, 1, 1 << 20, "stream every N tokens", true);
+  p.DeclareInt("max_queued_requests", d.max_queued_requests, 1, 1 << 30, "waiting requests beyond which new ones are refused", true);
+  p.DeclareDouble("waiting_timeout_s", d.waiting_timeout_s, 0, 1e9,
                   "end requests that waited longer than this without running with 503 (0: off)", true);
-  p.DeclareDouble("running_timeout_s", 0, 0, 1e9, "abort requests running longer than this, 503 (0: off)", true);
+  p.DeclareDouble("running_timeout_s", d.running_timeout_s, 0, 1e9, "abort requests running longer than this, 503 (0: off)", true);
   p.DeclareInt("worker_timeout_ms", 120000, 100, 3600000, "how long a forward step may take", true);
   p.DeclareInt("max_payload", 4 << 20, 4096, 1 << 30, "largest shared-memory chunk in bytes", true);
 }
@@ -126,8 +116,7 @@ Status SchedulerNode::OnConfigure() {
   RS_ASSIGN_OR_RETURN(worker_, RemoteWorker::Create(
                                    ResolveTopic(transport::topics::kForwardBatch),
                                    ResolveTopic(transport::topics::kForwardResult), ResolveTopic("node_status"), opts,
-                                   std::chrono::milliseconds(params().GetInt("worker_timeout_ms")),
-                                   [this](uint64_t rid, std::vector<int32_t>* t) { return History(rid, t); }));
+                                   std::chrono::milliseconds(params().GetInt("worker_timeout_ms"))));
   RS_ASSIGN_OR_RETURN(requests_, transport::Subscriber::Create(ResolveTopic(transport::topics::kRequests), opts));
   RS_ASSIGN_OR_RETURN(control_, transport::Subscriber::Create(ResolveTopic(transport::topics::kControl), opts));
   RS_ASSIGN_OR_RETURN(out_, transport::Publisher::Create(ResolveTopic(transport::topics::kTokenIdOut), opts));
@@ -175,6 +164,13 @@ Status SchedulerNode::OnCleanup() {
 // ---- the loop ------------------------------------------------------------------------
 
 void SchedulerNode::Loop() {
+  LoopUntilStopped();
+  for (uint64_t call_id : swaps_in_flight_)
+    Reply(call_id, Failure(Status::Unavailable("cache swap did not complete before shutdown")));
+  swaps_in_flight_.clear();
+}
+
+void SchedulerNode::LoopUntilStopped() {
   while (running_.load()) {
     DrainRequests();
     DrainControl();
@@ -186,7 +182,7 @@ void SchedulerNode::Loop() {
     // "the worker is gone", so that no request waits forever.
     if (connected) {
       worker_absent_since_.reset();
-    } else if (!scheduler_->idle()) {
+    } else if (!scheduler_->no_requests()) {
       const auto now = std::chrono::steady_clock::now();
       if (!worker_absent_since_) worker_absent_since_ = now;
       if (now - *worker_absent_since_ < std::chrono::duration<double>(params().GetDouble("worker_wait_s"))) {
@@ -237,7 +233,7 @@ void SchedulerNode::HandleTokenizedRequest(const void* data, size_t size) {
     return;
   }
   const transport::TokenizedRequestMsg* m = *v;
-  sched::GenerateRequest g;
+  sched::TokenizedRequest g;
   g.rid = m->rid;
   auto ids = transport::ArrayOf<int32_t>(m, m->input_ids);
   g.input_ids.assign(ids.begin(), ids.end());
@@ -254,43 +250,22 @@ void SchedulerNode::HandleTokenizedRequest(const void* data, size_t size) {
   g.return_logprob = m->return_logprob != 0;
   g.top_logprobs_num = m->top_logprobs_num;
   if (m->has_priority) g.priority = m->priority;
-  {
-    std::lock_guard<std::mutex> l(rid_mu_);
-    RidInfo& info = rids_[g.rid];
-    size_t n = std::min(kSurroundingTokens, g.input_ids.size());
-    info.surrounding.assign(g.input_ids.end() - n, g.input_ids.end());
-    info.skip_special = g.sampling.skip_special_tokens;
-    if (NeedsHistory(g.sampling)) info.tokens = g.input_ids;
-  }
   scheduler_->Submit(std::move(g));
-}
-
-bool SchedulerNode::History(uint64_t rid, std::vector<int32_t>* tokens) {
-  std::lock_guard<std::mutex> l(rid_mu_);
-  auto it = rids_.find(rid);
-  if (it == rids_.end() || it->second.tokens.empty()) return false;
-  *tokens = it->second.tokens;
-  return true;
 }
 
 void SchedulerNode::SendOutputs(const sched::BatchTokenIdOut& batch) {
   if (batch.outputs.empty()) return;
-  // Size first: ids (surrounding prompt tokens the first time + new ids), logprobs, finish texts.
+  // Size first: ids (the prompt tail the first time + new ids), logprobs, finish texts.
   size_t n_ids = 0, n_out = 0, n_lp = 0, n_text = 0, n_top = 0;
-  {
-    std::lock_guard<std::mutex> l(rid_mu_);
-    for (const auto& o : batch.outputs) {
-      auto it = rids_.find(o.rid);
-      size_t surr = (it != rids_.end() && !it->second.first_output_sent) ? it->second.surrounding.size() : 0;
-      n_ids += surr + o.output_ids.size();
-      n_out += o.output_ids.size();
-      n_lp += o.output_logprobs.size();
-      n_top += o.top_ids.size();
-      n_text += o.finish.matched_str.size() + o.finish.message.size();
-    }
+  for (const auto& o : batch.outputs) {
+    n_ids += o.prompt_tail.size() + o.output_ids.size();
+    n_out += o.output_ids.size();
+    n_lp += o.output_logprobs.size();
+    n_top += o.top_ids.size();
+    n_text += o.finish.matched_str.size() + o.finish.message.size();
   }
-  size_t bytes = transport::MessageSize<transport::BatchTokenIdOutMsg>(
-      {batch.outputs.size() * sizeof(OutputEntry), n_ids * 4, n_out * 4, n_lp * 4, n_text, n_top * 4, n_top * 4});
+  size_t bytes = transport::BatchTokenIdOutMsg::Bytes(
+      {.entries = batch.outputs.size(), .ids = n_ids, .out_ids = n_out, .logprobs = n_lp, .text_bytes = n_text, .top = n_top});
   auto chunk = out_->Loan(bytes);
   if (!chunk.ok()) {
     LOG(ERROR) << name() << ": cannot send outputs of " << batch.outputs.size()
@@ -307,7 +282,6 @@ void SchedulerNode::SendOutputs(const sched::BatchTokenIdOut& batch) {
   auto top_ids = w.Append<int32_t>(m->top_ids, n_top);
   auto top_lps = w.Append<float>(m->top_logprobs, n_top);
   size_t ip = 0, op = 0, lp = 0, tp = 0, kp = 0;
-  std::lock_guard<std::mutex> l(rid_mu_);
   for (size_t i = 0; i < batch.outputs.size(); ++i) {
     const sched::TokenOutput& o = batch.outputs[i];
     OutputEntry& e = entries[i];
@@ -321,20 +295,11 @@ void SchedulerNode::SendOutputs(const sched::BatchTokenIdOut& batch) {
     e.prompt_tokens = o.prompt_tokens;
     e.completion_tokens = o.completion_tokens;
     e.cached_tokens = o.cached_tokens;
-    e.skip_special_tokens = 1;
-    auto it = rids_.find(o.rid);
+    e.skip_special_tokens = o.skip_special_tokens;
     e.ids_offset = static_cast<uint32_t>(ip);
-    if (it != rids_.end()) {
-      RidInfo& info = it->second;
-      e.skip_special_tokens = info.skip_special;
-      if (!info.first_output_sent) {
-        std::copy(info.surrounding.begin(), info.surrounding.end(), ids.data() + ip);
-        ip += info.surrounding.size();
-        e.read_offset = static_cast<int32_t>(info.surrounding.size());
-        info.first_output_sent = true;
-      }
-      if (!info.tokens.empty()) info.tokens.insert(info.tokens.end(), o.output_ids.begin(), o.output_ids.end());
-    }
+    std::copy(o.prompt_tail.begin(), o.prompt_tail.end(), ids.data() + ip);
+    ip += o.prompt_tail.size();
+    e.read_offset = static_cast<int32_t>(o.prompt_tail.size());
     std::copy(o.output_ids.begin(), o.output_ids.end(), ids.data() + ip);
     ip += o.output_ids.size();
     e.ids_count = static_cast<uint32_t>(ip - e.ids_offset);
@@ -352,15 +317,11 @@ void SchedulerNode::SendOutputs(const sched::BatchTokenIdOut& batch) {
     std::copy(o.top_logprobs.begin(), o.top_logprobs.end(), top_lps.data() + kp);
     kp += o.top_ids.size();
     e.top_count = static_cast<uint32_t>(o.top_ids.size());
-    const std::string& ft = o.finish.kind == sched::FinishKind::kMatchedStr ? o.finish.matched_str : o.finish.message;
+    const std::string& ft = o.finish.kind == FinishKind::kMatchedStr ? o.finish.matched_str : o.finish.message;
     e.finish_text_offset = static_cast<uint32_t>(tp);
     std::copy(ft.begin(), ft.end(), text.data() + tp);
     tp += ft.size();
     e.finish_text_len = static_cast<uint32_t>(ft.size());
-    if (o.finished) {
-      if (it != rids_.end()) rids_.erase(it);
-      worker_->Release(o.rid);
-    }
   }
   out_->Publish(*chunk);
 }
@@ -374,7 +335,7 @@ void SchedulerNode::HandleWorkerLoss() {
     LOG(ERROR) << name() << ": cannot recreate the cache: " << cache.status().ToString();
     return;
   }
-  scheduler_->SwapCache(std::move(*cache), sched::CacheSwapMode::kFlush, [this](const Status& s, const std::string& r) {
+  scheduler_->WorkerLost(std::move(*cache), [this](const Status& s, const std::string& r) {
     if (s.ok()) LOG(INFO) << name() << ": after the worker loss: " << r;
   });
 }
@@ -392,25 +353,36 @@ void SchedulerNode::HandleControl(const void* data, size_t size) {
     LOG(ERROR) << name() << ": dropped a malformed control message: " << s.ToString();
     return;
   }
-  control::ControlReply reply = Execute(req);
-  reply.set_call_id(req.call_id());
+  std::optional<control::ControlReply> reply = Execute(req);
+  if (reply) Reply(req.call_id(), std::move(*reply));  // else a cache swap answers when it completes
+}
+
+void SchedulerNode::Reply(uint64_t call_id, control::ControlReply reply) {
+  reply.set_call_id(call_id);
   reply.set_responder(name());
   if (Status s = transport::PublishControl(*control_reply_, reply); !s.ok())
     LOG(ERROR) << name() << ": cannot reply to a control call: " << s.ToString();
 }
 
-control::ControlReply SchedulerNode::Execute(const control::ControlRequest& req) {
+control::ControlReply SchedulerNode::Failure(const Status& s) {
   control::ControlReply reply;
-  auto fail = [&reply](const Status& s) {
-    reply.set_success(false);
-    reply.set_message(s.message());
-    return reply;
-  };
+  reply.set_success(false);
+  reply.set_code(static_cast<int32_t>(s.code()));
+  reply.set_message(s.message());
+  return reply;
+}
+
+std::optional<control::ControlReply> SchedulerNode::Execute(const control::ControlRequest& req) {
+  control::ControlReply reply;
+  auto fail = [](const Status& s) { return Failure(s); };
+  // A plugin or parameter the request names that cannot be used is the caller's mistake, whatever
+  // the loader's reason (missing, wrong ABI, refused configuration): 400, not a server state.
+  auto refuse = [](const Status& s) { return Failure(Status::InvalidArgument(s.message())); };
   switch (req.body_case()) {
     case control::ControlRequest::kSwapPolicy: {
       std::map<std::string, std::string> p(req.swap_policy().params().begin(), req.swap_policy().params().end());
       auto policy = host_->CreatePolicy(req.swap_policy().name(), p);
-      if (!policy.ok()) return fail(policy.status());
+      if (!policy.ok()) return refuse(policy.status());
       std::string old = policy_name();
       scheduler_->SwapPolicy(std::move(*policy));
       reply.set_success(true);
@@ -420,46 +392,40 @@ control::ControlReply SchedulerNode::Execute(const control::ControlRequest& req)
     case control::ControlRequest::kSwapCache:
     case control::ControlRequest::kFlushCache: {
       bool flush = req.body_case() == control::ControlRequest::kFlushCache;
-      if (flush && !scheduler_->idle())
-        return fail(Status::FailedPrecondition("cannot flush the cache while " +
-                                               std::to_string(scheduler_->num_running()) + " requests run and " +
-                                               std::to_string(scheduler_->num_waiting()) + " wait"));
+      // A flush drops only what no request needs: refused while any request is unfinished; requests
+      // that finished but whose last step is still in flight are drained first.
+      if (flush && scheduler_->num_unfinished() > 0)
+        return fail(Status::FailedPrecondition(
+            "cannot flush the cache while requests run: " + std::to_string(scheduler_->num_unfinished()) +
+            " unfinished (" + std::to_string(scheduler_->num_running()) + " running, " +
+            std::to_string(scheduler_->num_waiting()) + " waiting)"));
       std::string cname = flush ? std::string(scheduler_->cache().name()) : req.swap_cache().name();
       std::map<std::string, std::string> p = cache_params_;
       if (!flush) p = std::map<std::string, std::string>(req.swap_cache().params().begin(), req.swap_cache().params().end());
       auto cache = host_->CreateCache(cname, p);
-      if (!cache.ok()) return fail(cache.status());
+      if (!cache.ok()) return refuse(cache.status());
       if (!flush) {
         cache_name_ = cname;
         cache_params_ = p;
       }
-      // A fresh cache replaces the old one; when idle that is exactly a flush.
-      struct SwapState {
-        bool done = false;
-        Status result;
-        std::string report;
-      };
-      auto st = std::make_shared<SwapState>();  // outlives this call if the node stops mid-swap
       if (!flush && !req.swap_cache().mode().empty() && req.swap_cache().mode() != "drain" &&
           req.swap_cache().mode() != "flush")
         return fail(Status::InvalidArgument("cache swap mode must be drain or flush, got '" + req.swap_cache().mode() + "'"));
-      bool flush_mode = flush || req.swap_cache().mode() == "flush";
+      const bool flush_mode = !flush && req.swap_cache().mode() == "flush";
+      // A fresh cache replaces the old one (when idle that is exactly a flush) at an iteration
+      // boundary of the one loop, after a drain if asked; the reply goes out when it completes.
+      const uint64_t call_id = req.call_id();
+      swaps_in_flight_.insert(call_id);
       scheduler_->SwapCache(std::move(*cache), flush_mode ? sched::CacheSwapMode::kFlush : sched::CacheSwapMode::kDrain,
-                            [st](const Status& s, const std::string& r) {
-                              st->result = s;
-                              st->report = r;
-                              st->done = true;
+                            [this, call_id, flush](const Status& s, const std::string& report) {
+                              swaps_in_flight_.erase(call_id);
+                              if (!s.ok()) return Reply(call_id, Failure(s));
+                              control::ControlReply done;
+                              done.set_success(true);
+                              done.set_message(flush ? "cache flushed" : report);
+                              Reply(call_id, std::move(done));
                             });
-      // The swap completes at an iteration boundary: step until it has (draining finishes running requests).
-      while (!st->done && running_.load()) {
-        DrainRequests();
-        if (Status s = scheduler_->Step(); !s.ok()) LOG(ERROR) << name() << ": step failed: " << s.ToString();
-      }
-      if (!st->done) return fail(Status::Unavailable("cache swap did not complete before shutdown"));
-      if (!st->result.ok()) return fail(st->result);
-      reply.set_success(true);
-      reply.set_message(flush ? "cache flushed" : st->report);
-      return reply;
+      return std::nullopt;
     }
     case control::ControlRequest::kGetStats:
       reply.set_success(true);
@@ -482,14 +448,14 @@ control::ControlReply SchedulerNode::Execute(const control::ControlRequest& req)
     }
     case control::ControlRequest::kLoadPlugin: {
       auto info = host_->Inspect(req.load_plugin());
-      if (!info.ok()) return fail(info.status());
+      if (!info.ok()) return refuse(info.status());
       reply.set_success(true);
       reply.set_message("plugin " + info->name + " is loadable from " + info->path);
       return reply;
     }
     case control::ControlRequest::kSetParameter: {
       Status s = SetParameter(req.set_parameter().name(), req.set_parameter().value());
-      if (!s.ok()) return fail(s);
+      if (!s.ok()) return refuse(s);
       reply.set_success(true);
       return reply;
     }
@@ -534,7 +500,7 @@ std::string SchedulerNode::StatsJson() const {
       {"dropped_messages", dropped_messages_},
       {"worker_losses", worker_losses_},
       {"worker_request_states", worker_->worker_request_states()},
-      {"worker_known_requests", worker_->known_requests()},
+      {"worker_known_requests", scheduler_->worker_states()},
       {"scheduler_overhead_p50", ov.share_p50},
       {"scheduler_overhead_p90", ov.share_p90},
       {"scheduler_gap_us_p50", ov.gap_us_p50},

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <memory>
 #include <optional>
+#include <set>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -40,24 +41,19 @@ class SchedulerNode : public Node {
   Status OnCleanup() override;
 
  private:
-  // What the node remembers of a request between its arrival and its end.
-  struct RidInfo {
-    std::vector<int32_t> surrounding;  // the last few prompt tokens (detokenizer context), until first output
-    std::vector<int32_t> tokens;       // prompt + output, kept only when penalties need a history
-    bool first_output_sent = false;
-    bool skip_special = true;
-  };
-
   void Loop();
+  void LoopUntilStopped();
   void DrainRequests();
   void DrainControl();
   // The worker died: its KV is gone, so the cache and every running request's KV are invalid.
   void HandleWorkerLoss();
   void HandleTokenizedRequest(const void* data, size_t size);
   void HandleControl(const void* data, size_t size);
-  control::ControlReply Execute(const control::ControlRequest& req);
+  // The reply, or nullopt for a cache swap, which replies when it completes.
+  std::optional<control::ControlReply> Execute(const control::ControlRequest& req);
+  void Reply(uint64_t call_id, control::ControlReply reply);
+  static control::ControlReply Failure(const Status& s);
   void SendOutputs(const sched::BatchTokenIdOut& out);
-  bool History(uint64_t rid, std::vector<int32_t>* tokens);
   std::string ServerInfoJson() const;
   std::string StatsJson() const;
   std::string policy_name() const;
@@ -76,10 +72,9 @@ class SchedulerNode : public Node {
   std::atomic<bool> worker_connected_{false};
   std::optional<std::chrono::steady_clock::time_point> worker_absent_since_;  // loop thread only
 
-  std::mutex rid_mu_;  // the sink runs on the scheduler thread, History on the worker thread
-  std::unordered_map<uint64_t, RidInfo> rids_;
   uint64_t dropped_messages_ = 0;
   uint64_t worker_losses_ = 0;
+  std::set<uint64_t> swaps_in_flight_;           // control calls of cache swaps not yet complete (loop thread)
   std::string cache_name_;                       // the active cache plugin and its parameters
   std::map<std::string, std::string> cache_params_;
 };

@@ -4,6 +4,7 @@
 
 #include "core/model/llama_model.h"
 #include "core/model/served_context.h"
+#include "core/scheduler/scheduler_config.h"
 #include "kernels/cpu/cpu_features.h"
 #include "nodes/component.h"
 #include "transport/messages.h"
@@ -11,12 +12,13 @@
 namespace radixserve::nodes {
 
 WorkerNode::WorkerNode(NodeContext ctx) : Node(std::move(ctx)) {
+  const sched::SchedulerConfig d;  // its sizes must match the scheduler's: the same defaults
   params().DeclareString("model", "", "GGUF model file", {}, true);
   params().DeclareInt("threads", 2, 1, 1024, "compute threads", true);
   params().DeclareInt("context", 0, 0, int64_t(1) << 30, "served context in tokens: 0 = the model's, at most 4096 (model::kDefaultServedContext)", true);
-  params().DeclareInt("kv_slots", 16384, 64, int64_t(1) << 32,
+  params().DeclareInt("kv_slots", d.max_total_tokens, 64, int64_t(1) << 32,
                       "KV slots (at least the scheduler's max_total_tokens + page_size)", true);
-  params().DeclareInt("max_running_requests", 256, 1, 65536, "req-to-token rows (the scheduler's)", true);
+  params().DeclareInt("max_running_requests", d.max_running_requests, 1, 65536, "req-to-token rows (the scheduler's)", true);
   params().DeclareInt("max_payload", 4 << 20, 4096, 1 << 30, "largest shared-memory chunk in bytes", true);
 }
 
@@ -34,10 +36,9 @@ Status WorkerNode::OnConfigure() {
   RS_ASSIGN_OR_RETURN(auto model, model::LlamaModel::Load(shared, mo));
   RS_ASSIGN_OR_RETURN(int32_t ctx, model::ServedContext(*shared, params().GetInt("context")));
   std::shared_ptr<model::LlamaModel> m(std::move(model));
-  // One spare row position: the scheduler may allocate a token past the context in overlap mode.
-  RS_ASSIGN_OR_RETURN(worker_, ModelWorker::Create(m, params().GetInt("kv_slots") + 256,
-                                                   static_cast<int32_t>(params().GetInt("max_running_requests")) + 1,
-                                                   ctx + 8));
+  RS_ASSIGN_OR_RETURN(worker_, ModelWorker::Create(m, WorkerShape::For(params().GetInt("kv_slots"),
+                                                                        static_cast<int32_t>(params().GetInt("max_running_requests")),
+                                                                        ctx)));
   // min_new_tokens holds these back (EOS and end-of-turn tokens).
   std::vector<int32_t> eog;
   for (const char* key : {"tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id"})
@@ -86,12 +87,7 @@ void WorkerNode::HandleBatch(const void* data, size_t size) {
     LOG(ERROR) << name() << ": dropped a malformed forward batch: " << v.status().ToString();
     return;
   }
-  DecodeForwardBatch(*v, &batch_, &extras_);
-  for (size_t i = 0; i < batch_.reqs.size() && i < extras_.history_len.size(); ++i) {
-    if (extras_.history_len[i] == 0) continue;
-    worker_->SetHistory(batch_.reqs[i].rid, std::span<const int32_t>(extras_.history).subspan(
-                                                extras_.history_begin[i], extras_.history_len[i]));
-  }
+  DecodeForwardBatch(*v, &batch_);
   result_.batch_id = batch_.batch_id;
   result_.next_token_ids.clear();
   result_.logprobs.clear();
@@ -101,9 +97,6 @@ void WorkerNode::HandleBatch(const void* data, size_t size) {
     result_.next_token_ids.clear();
     result_.logprobs.clear();
   }
-  // Releases apply after the step: a request may finish while the next batch that still holds it
-  // (the overlap loop's extra step) is queued, and its release can ride on that very batch.
-  for (uint64_t rid : extras_.released_rids) worker_->Release(rid);
   result_.request_states = static_cast<int32_t>(worker_->num_request_states());
   Reply(result_, s);
 }

@@ -41,7 +41,6 @@ class WorkerNode : public Node {
   std::thread thread_;
   std::atomic<bool> running_{false};
   sched::ForwardBatch batch_;    // reused every step
-  BatchExtras extras_;
   sched::ForwardResult result_;
   uint64_t dropped_messages_ = 0;
 };

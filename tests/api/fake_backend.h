@@ -147,7 +147,7 @@ class FakeBackend : public ApiBackend {
       out.completion_tokens = a.generated;
       out.finish.kind = FinishKind::kAbort;
       out.finish.message = a.fail ? "the fake backend refused this prompt" : "aborted";
-      out.finish.http_status = a.fail ? 400 : 500;
+      out.finish.status_code = a.fail ? 400 : 500;
       a.sink->OnOutput(std::move(out));
       return true;
     }

@@ -25,7 +25,7 @@ std::vector<ChoiceResult> TwoChoices() {
   a.prompt_tokens = 5;
   a.completion_tokens = 2;
   a.cached_tokens = 3;
-  a.finish.kind = FinishKind::kStop;
+  a.finish.kind = FinishKind::kMatchedToken;
   a.finish.matched_token = 2;
   c[0].rid = "r1-0";
   c[0].Append(a);
@@ -140,7 +140,7 @@ TEST(SseBuilder, CompletionChunkOffsetsContinue) {
   GenerateOutput o;
   o.text_delta = "cd";
   o.logprobs = {Lp(1, -1.0f, "c"), Lp(2, -2.0f, "d")};
-  o.finish.kind = FinishKind::kStop;
+  o.finish.kind = FinishKind::kMatchedToken;
   json j = Event(BuildCompletionChunk(kCtx, 0, o, true, 5, false));
   EXPECT_EQ(j["object"], "text_completion");
   EXPECT_EQ(j["choices"][0]["text"], "cd");

@@ -139,9 +139,9 @@ class CountingBackend : public api::ApiBackend {
     const int32_t max_new = a.req.sampling.max_new_tokens;
     if (a.abort && a.generated > 0) {
       out.completion_tokens = a.generated;
-      out.finish.kind = api::FinishKind::kAbort;
+      out.finish.kind = FinishKind::kAbort;
       out.finish.message = "aborted by the fake";
-      out.finish.http_status = 500;
+      out.finish.status_code = 500;
       a.sink->OnOutput(std::move(out));
       return true;
     }
@@ -155,7 +155,7 @@ class CountingBackend : public api::ApiBackend {
     out.completion_tokens = a.generated;
     const bool done = a.generated >= max_new;
     if (done) {
-      out.finish.kind = api::FinishKind::kLength;
+      out.finish.kind = FinishKind::kLength;
       out.finish.length = max_new;
       // Counted before the final output is delivered, as the api node does.
       prompt_tokens_ += out.prompt_tokens;

@@ -12,6 +12,8 @@
 #include "core/model/served_context.h"
 #include "launch/launch_plan.h"
 #include "launch/roudi_sizing.h"
+
+#include "core/scheduler/scheduler_config.h"
 #include "transport/messages.h"
 
 namespace radixserve::launch {
@@ -70,13 +72,18 @@ TEST_F(RouDiSizingTest, LimitsComeFromTheModelAndTheSchedulerParameters) {
   EXPECT_EQ(limits->max_total_tokens, 1024);
 }
 
+// Without scheduler parameters RouDi is sized for the defaults the scheduler node runs with: both
+// read them from SchedulerConfig (the sizing once used SGLang's 4096/16384 while the node ran 2048/8192).
 TEST_F(RouDiSizingTest, SchedulerDefaultsWhenParametersAreAbsent) {
   auto limits = PipelineLimitsFromPlan(Plan(""));
   ASSERT_TRUE(limits.ok()) << limits.status().message();
-  EXPECT_EQ(limits->max_running_requests, 256);
-  EXPECT_EQ(limits->chunked_prefill_size, 4096);
-  EXPECT_EQ(limits->max_prefill_tokens, 16384);
-  EXPECT_EQ(limits->max_total_tokens, 16384);
+  const sched::SchedulerConfig served;
+  EXPECT_EQ(limits->max_running_requests, served.max_running_requests);
+  EXPECT_EQ(limits->chunked_prefill_size, served.chunked_prefill_size);
+  EXPECT_EQ(limits->max_prefill_tokens, served.max_prefill_tokens);
+  EXPECT_EQ(limits->max_total_tokens, served.max_total_tokens);
+  EXPECT_EQ(served.chunked_prefill_size, 2048);
+  EXPECT_EQ(served.max_prefill_tokens, 8192);
 }
 
 TEST_F(RouDiSizingTest, BoundsFollowTheDocumentedFormulas) {
@@ -94,9 +101,9 @@ TEST_F(RouDiSizingTest, BoundsFollowTheDocumentedFormulas) {
                                  {R * sizeof(transport::ForwardReqWire), T * 4, T * 4, Bp * C * 4, R * 8, Bp * C * 4}));
   EXPECT_EQ(b.forward_result, MessageSize<transport::ForwardResultMsg>({R * 4, R * 4, R * 80, R * 80, 4096}));
   EXPECT_EQ(b.batch_token_id_out, MessageSize<transport::BatchTokenIdOutMsg>(
-                                      {R * sizeof(transport::OutputEntry), (U + 5 * R) * 4, U * 4, U * 4, R * 256}));
+                                      {R * sizeof(transport::OutputEntry), (U + 5 * R) * 4, U * 4, U * 4, R * 256, U * 80, U * 80}));
   EXPECT_EQ(b.batch_str_out, MessageSize<transport::BatchStrOutMsg>(
-                                 {R * sizeof(transport::OutputEntry), U * 4, 0, U * 4, (U + 5 * R) * 10 + R * 256}));
+                                 {R * sizeof(transport::OutputEntry), U * 4, 0, U * 4, (U + 5 * R) * 10 + R * 256, U * 80, U * 80}));
   EXPECT_EQ(b.largest(), std::max({b.tokenized_request, b.forward_batch, b.forward_result, b.batch_token_id_out,
                                    b.batch_str_out}));
 
@@ -112,7 +119,7 @@ TEST_F(RouDiSizingTest, BoundsFollowTheDocumentedFormulas) {
                                                                            Bp * 300 * 4, R * 8, Bp * C * 4}));
   EXPECT_EQ(capped.batch_token_id_out,
             MessageSize<transport::BatchTokenIdOutMsg>(
-                {R * sizeof(transport::OutputEntry), (300 + 5 * R) * 4, 300 * 4, 300 * 4, R * 256}));
+                {R * sizeof(transport::OutputEntry), (300 + 5 * R) * 4, 300 * 4, 300 * 4, R * 256, 300 * 80, 300 * 80}));
 }
 
 TEST_F(RouDiSizingTest, ConfigCarriesTheLargestMessage) {

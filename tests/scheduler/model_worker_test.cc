@@ -70,7 +70,7 @@ Outcome RunWaves(const SchedulerConfig& cfg, const std::vector<std::map<uint64_t
                      });
   for (const auto& wave : waves) {
     for (const auto& [rid, prompt] : wave) {
-      sched::GenerateRequest g;
+      sched::TokenizedRequest g;
       g.rid = rid;
       g.input_ids = prompt;
       g.sampling.temperature = 0;
@@ -80,6 +80,8 @@ Outcome RunWaves(const SchedulerConfig& cfg, const std::vector<std::map<uint64_t
     }
     Status st = s.RunUntilIdle(100000);
     EXPECT_TRUE(st.ok()) << st.ToString();
+    // The in-process composition releases too: at idle the worker holds no request state.
+    EXPECT_EQ((*worker)->num_request_states(), 0u);
   }
   o.stats = s.stats();
   return o;

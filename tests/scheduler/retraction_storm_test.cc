@@ -150,6 +150,7 @@ void ExpectKvIdle(const Harness& h) {
   EXPECT_EQ(s.allocator().available_size() + s.cache().evictable_size(), s.allocator().size());
   EXPECT_EQ(s.num_running(), 0u);
   EXPECT_EQ(s.num_waiting(), 0u);
+  h.ExpectNoRequestStateLeft();
 }
 
 // The burst: outputs of 128-191 tokens (three in four ignore EOS), together many times what

@@ -6,7 +6,7 @@
 #include <memory>
 #include <random>
 
-#include "core/scheduler/fake_worker.h"
+#include "tests/scheduler/fake_worker.h"
 #include "core/scheduler/kv_allocator.h"
 #include "core/scheduler/scheduler.h"
 #include "plugins/cache/radix/radix_cache.h"
@@ -196,7 +196,7 @@ void BM_SchedulerDecodeIteration(benchmark::State& state) {
                                         OwnPolicy(std::make_unique<FcfsPolicy>()), [](const BatchTokenIdOut&) {});
     std::mt19937_64 rng(6);
     for (int i = 0; i < n; ++i) {
-      GenerateRequest g;
+      TokenizedRequest g;
       g.rid = static_cast<uint64_t>(i + 1);
       g.input_ids = Random(rng, 64);
       g.sampling.max_new_tokens = 4000;

@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "core/scheduler/fake_worker.h"
+#include "tests/scheduler/fake_worker.h"
 #include "core/scheduler/scheduler.h"
 #include "plugins/cache/chunk/chunk_cache.h"
 #include "plugins/cache/radix/radix_cache.h"
@@ -63,7 +63,7 @@ class Harness {
   }
   void Submit(uint64_t rid, std::vector<int32_t> prompt, int32_t max_new, bool ignore_eos = false,
               bool stream = false) {
-    GenerateRequest g;
+    TokenizedRequest g;
     g.rid = rid;
     g.input_ids = std::move(prompt);
     g.sampling.max_new_tokens = max_new;
@@ -76,6 +76,16 @@ class Harness {
     ASSERT_TRUE(s.ok()) << s.ToString();
     Status inv = sched->CheckInvariants();
     ASSERT_TRUE(inv.ok()) << inv.ToString();
+    ExpectNoRequestStateLeft();
+  }
+  // Request lifetime (worker.h): at idle the worker holds no request state, every state it was
+  // told to create was released once, and the scheduler's account agrees. The fake worker fails
+  // the step (so Run() fails) on a state created twice, used after release or released twice.
+  void ExpectNoRequestStateLeft() const {
+    EXPECT_EQ(worker->live_states(), 0u) << "request states left in the worker at idle";
+    EXPECT_EQ(worker->states_created(), worker->states_released());
+    EXPECT_EQ(sched->worker_states(), 0);
+    EXPECT_EQ(sched->stats().failed_batches, 0);
   }
   std::vector<int32_t> Expected(const std::vector<int32_t>& prompt, int32_t max_new, bool ignore_eos = false) const {
     return worker->ReferenceGenerate(prompt, max_new, ignore_eos);

@@ -164,17 +164,17 @@ TEST(Scheduler, FinishConditions) {
   // Stop token ids and stop strings (no EOS in this worker's outputs).
   Harness s(SmallConfig());
   V ref_long = s.Expected(p, 50, true);
-  GenerateRequest g;
+  TokenizedRequest g;
   g.rid = 3;
   g.input_ids = p;
   g.sampling.max_new_tokens = 50;
   g.stop_token_ids = {ref_long[3]};
   s.sched->Submit(g);
-  GenerateRequest ig = g;  // ignore_eos also ignores stop token ids (SCHEDULER_SPEC 7.2)
+  TokenizedRequest ig = g;  // ignore_eos also ignores stop token ids (SCHEDULER_SPEC 7.2)
   ig.rid = 4;
   ig.sampling.ignore_eos = true;
   s.sched->Submit(ig);
-  GenerateRequest str = g;
+  TokenizedRequest str = g;
   str.rid = 5;
   str.stop_token_ids.clear();
   str.stop_strs = {testing::Detok(std::span<const int32_t>(ref_long).subspan(5, 2))};

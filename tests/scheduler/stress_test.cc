@@ -85,7 +85,7 @@ TEST_P(StressTest, InvariantsHoldAndOutputsMatchReference) {
         V tail = testing::Prompt(next * 31 + 7, 1 + static_cast<int32_t>(rng() % 120));
         prompt.insert(prompt.end(), tail.begin(), tail.end());
         if (rng() % 50 == 0) prompt = testing::Prompt(next, 700);  // never fits the context
-        GenerateRequest g;
+        TokenizedRequest g;
         g.rid = next;
         g.input_ids = prompt;
         g.sampling.max_new_tokens = 1 + static_cast<int32_t>(rng() % 80);

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <map>
 
-#include "core/scheduler/fake_worker.h"
+#include "tests/scheduler/fake_worker.h"
 #include "core/scheduler/scheduler.h"
 #include "plugins/cache/radix/radix_cache.h"
 #include "plugins/policy/fcfs/fcfs_policy.h"
@@ -70,7 +70,7 @@ TEST_P(WorkerFailure, FailedBatchesAbortTheirRequestsAndNothingLeaks) {
               testing::Detok);
   constexpr int kRequests = 40;
   for (uint64_t i = 0; i < kRequests; ++i) {
-    GenerateRequest g;
+    TokenizedRequest g;
     g.rid = i;
     g.input_ids = testing::Prompt(i % 4, 30 + static_cast<int32_t>(i * 3));  // shared prefixes, some chunked
     g.sampling.max_new_tokens = 20;
@@ -101,6 +101,10 @@ TEST_P(WorkerFailure, FailedBatchesAbortTheirRequestsAndNothingLeaks) {
   EXPECT_GT(completed, 0);
   EXPECT_EQ(s.allocator().available_size() + s.cache().evictable_size(), s.allocator().size());
   EXPECT_EQ(s.cache().protected_size(), 0);
+  // Failed batches end their requests, and those requests' states are released like any other.
+  EXPECT_EQ(fake.live_states(), 0u);
+  EXPECT_EQ(fake.states_created(), fake.states_released());
+  EXPECT_EQ(s.worker_states(), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Loops, WorkerFailure, ::testing::Values(false, true),

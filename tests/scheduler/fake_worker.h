@@ -4,12 +4,15 @@
 // read through the worker's own mirror of the req-to-token rows. So outputs
 // depend only on the token sequence, and any slot bookkeeping error (a wrong
 // row entry, a slot reused while still needed) changes them. With
-// verify = true it also checks every row it reads, position by position.
+// verify = true it also checks every row it reads, position by position, and
+// the request lifetime of worker.h: each state created once (new_state), used
+// only while it lives, released exactly once, never while in the batch.
 // Thread-compatible: one caller at a time (the scheduler or its AsyncWorker).
 #pragma once
 
 #include <cstdint>
 #include <span>
+#include <unordered_set>
 #include <vector>
 
 #include "core/scheduler/worker.h"
@@ -36,6 +39,10 @@ class FakeWorker final : public Worker {
   // Greedy generation by Reference until max_new tokens or EOS (unless ignore_eos).
   std::vector<int32_t> ReferenceGenerate(std::span<const int32_t> prompt, int32_t max_new, bool ignore_eos) const;
   int64_t forwards() const { return forwards_; }
+  // Request states alive now (created, not released); 0 whenever the scheduler is idle.
+  size_t live_states() const { return live_.size(); }
+  int64_t states_created() const { return created_; }
+  int64_t states_released() const { return released_; }
 
  private:
   struct Kv {
@@ -45,12 +52,16 @@ class FakeWorker final : public Worker {
   };
   static uint64_t Chain(uint64_t prev, int32_t token, int32_t pos);
   int32_t TokenFromHash(uint64_t h) const;
+  Status CheckLifetime(const ForwardBatch& batch);
 
   FakeWorkerOptions opt_;
   std::vector<Kv> kv_;
   std::vector<int32_t> rows_;      // mirror: num_rows x max_context_len
   std::vector<int32_t> last_sampled_;
   int64_t forwards_ = 0;
+  std::unordered_set<uint64_t> live_;
+  std::unordered_set<uint64_t> in_batch_;
+  int64_t created_ = 0, released_ = 0;
 };
 
 }  // namespace radixserve::sched

@@ -1,4 +1,4 @@
-#include "core/scheduler/fake_worker.h"
+#include "tests/scheduler/fake_worker.h"
 
 #include <string>
 
@@ -43,8 +43,31 @@ std::vector<int32_t> FakeWorker::ReferenceGenerate(std::span<const int32_t> prom
   return out;
 }
 
+// The contract of worker.h, checked as the batch arrives; releases apply after the step.
+Status FakeWorker::CheckLifetime(const ForwardBatch& batch) {
+  in_batch_.clear();
+  for (const ForwardReq& f : batch.reqs) {
+    const std::string who = "fake worker: batch " + std::to_string(batch.batch_id) + ", rid " + std::to_string(f.rid);
+    in_batch_.insert(f.rid);
+    if (f.new_state) {
+      if (!live_.insert(f.rid).second) return Status::Internal(who + ": state created twice");
+      ++created_;
+    } else if (f.sample && !live_.count(f.rid)) {
+      return Status::Internal(who + ": sampled without a state (never created, or used after its release)");
+    }
+  }
+  for (uint64_t rid : batch.released_rids) {
+    const std::string who = "fake worker: batch " + std::to_string(batch.batch_id) + ", rid " + std::to_string(rid);
+    if (in_batch_.count(rid)) return Status::Internal(who + ": released by the batch that runs it");
+    if (!live_.count(rid)) return Status::Internal(who + ": released twice, or never created");
+  }
+  return Status::Ok();
+}
+
 Status FakeWorker::Forward(const ForwardBatch& batch, ForwardResult* result) {
   ++forwards_;
+  if (opt_.verify) RS_RETURN_IF_ERROR(CheckLifetime(batch));
+  for (uint64_t rid : batch.released_rids) released_ += static_cast<int64_t>(live_.erase(rid));
   result->batch_id = batch.batch_id;
   result->next_token_ids.resize(batch.reqs.size());
   result->logprobs.clear();
