@@ -1,6 +1,8 @@
 #include "core/model/served_context.h"
 #include "nodes/api/api_node.h"
 
+#include "nodes/request_codec.h"
+
 #include <glog/logging.h>
 
 #include <cstring>
@@ -210,38 +212,29 @@ Status ApiNode::Submit(const api::GenerateRequest& request, std::shared_ptr<api:
     pending_.emplace(rid, std::move(p));
     by_name_[request.rid] = rid;
   }
-  size_t stop_bytes = 0;
-  for (const auto& s : request.stop) stop_bytes += s.size();
-  size_t bytes = transport::TokenizedRequestMsg::Bytes({.input_ids = request.input_ids.size(),
-                                                        .stop_token_ids = request.stop_token_ids.size(),
-                                                        .stop_str_bytes = stop_bytes,
-                                                        .stop_strs = request.stop.size()});
+  sched::TokenizedRequest wire;  // what the scheduler needs of it, under the pipeline's id
+  wire.rid = rid;
+  wire.input_ids = request.input_ids;
+  wire.sampling = request.sampling;
+  wire.stop_token_ids = request.stop_token_ids;
+  wire.stop_strs = request.stop;
+  wire.stream = request.stream;
+  wire.return_logprob = request.return_logprob;
+  wire.top_logprobs_num = request.top_logprobs;
+  const size_t bytes = TokenizedRequestBytes(wire);
   Status status;
   {
     std::lock_guard<std::mutex> l(pub_mu_);
     auto chunk = requests_->Loan(bytes);
     if (chunk.ok()) {
-      transport::MessageWriter<transport::TokenizedRequestMsg> w(*chunk, bytes);
-      auto* m = w.msg();
-      m->rid = rid;
-      m->sampling = request.sampling;
-      m->stream = request.stream;
-      m->return_logprob = request.return_logprob;
-      m->top_logprobs_num = request.top_logprobs;
       timespec ts{};
       clock_gettime(CLOCK_MONOTONIC, &ts);
-      m->arrival_time = double(ts.tv_sec) + ts.tv_nsec * 1e-9;
-      w.Copy<int32_t>(m->input_ids, request.input_ids);
-      w.Copy<int32_t>(m->stop_token_ids, request.stop_token_ids);
-      auto sb = w.Append<char>(m->stop_str_bytes, stop_bytes);
-      auto sl = w.Append<uint32_t>(m->stop_str_lens, request.stop.size());
-      size_t pos = 0;
-      for (size_t i = 0; i < request.stop.size(); ++i) {
-        std::memcpy(sb.data() + pos, request.stop[i].data(), request.stop[i].size());
-        pos += request.stop[i].size();
-        sl[i] = static_cast<uint32_t>(request.stop[i].size());
+      status = EncodeTokenizedRequest(wire, double(ts.tv_sec) + ts.tv_nsec * 1e-9, *chunk, bytes);
+      if (!status.ok()) {
+        requests_->Release(*chunk);
+      } else {
+        requests_->Publish(*chunk);
       }
-      requests_->Publish(*chunk);
     } else {
       status = chunk.status().code() == StatusCode::kOutOfRange
                    ? Status::InvalidArgument("the request is too large for the transport: " + chunk.status().message())

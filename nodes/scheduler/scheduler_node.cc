@@ -11,6 +11,8 @@
 #include "core/gguf/gguf_reader.h"
 #include "core/scheduler/plugin_host.h"
 #include "nodes/component.h"
+#include "nodes/output_codec.h"
+#include "nodes/request_codec.h"
 #include "transport/control_channel.h"
 #include "transport/messages.h"
 
@@ -99,17 +101,15 @@ Status SchedulerNode::OnConfigure() {
   RS_ASSIGN_OR_RETURN(tokenizer_, Tokenizer::FromGguf(*file));
   RS_ASSIGN_OR_RETURN(context_length_, model::ServedContext(*file, params().GetInt("context")));
 
-  std::vector<std::string> dirs;
+  SchedulerService::Options o;
   std::stringstream ss(params().GetString("plugin_dirs"));
   for (std::string d; std::getline(ss, d, ':');)
-    if (!d.empty()) dirs.push_back(d);
-  host_ = std::make_unique<sched::PluginHost>(dirs.empty() ? sched::PluginHost::DefaultDirs() : dirs);
-  RS_ASSIGN_OR_RETURN(auto cache_params, ParsePluginParams(params().GetString("cache_params")));
-  RS_ASSIGN_OR_RETURN(auto policy_params, ParsePluginParams(params().GetString("policy_params")));
-  RS_ASSIGN_OR_RETURN(sched::CachePtr cache, host_->CreateCache(params().GetString("cache"), cache_params));
-  cache_name_ = params().GetString("cache");
-  cache_params_ = cache_params;
-  RS_ASSIGN_OR_RETURN(sched::PolicyPtr policy, host_->CreatePolicy(params().GetString("policy"), policy_params));
+    if (!d.empty()) o.plugin_dirs.push_back(d);
+  RS_ASSIGN_OR_RETURN(o.cache_params, ParsePluginParams(params().GetString("cache_params")));
+  RS_ASSIGN_OR_RETURN(o.policy_params, ParsePluginParams(params().GetString("policy_params")));
+  o.cache = params().GetString("cache");
+  o.policy = params().GetString("policy");
+  o.config = BuildConfig();
 
   transport::ChannelOptions opts;
   opts.max_payload = static_cast<uint32_t>(params().GetInt("max_payload"));
@@ -127,10 +127,31 @@ Status SchedulerNode::OnConfigure() {
   RS_RETURN_IF_ERROR(waiter_->Attach(*control_));
 
   const Tokenizer* tok = tokenizer_.get();
-  scheduler_ = std::make_unique<sched::Scheduler>(
-      BuildConfig(), worker_.get(), std::move(cache), std::move(policy),
-      [this](const sched::BatchTokenIdOut& out) { SendOutputs(out); },
-      [tok](std::span<const int32_t> ids) { return tok->DecodeWindow(ids, true); });
+  SchedulerService::Sinks sinks;
+  sinks.outputs = [this](const sched::BatchTokenIdOut& out) { SendOutputs(out); };
+  sinks.reply = [this](uint64_t call_id, control::ControlReply reply) { Reply(call_id, std::move(reply)); };
+  sinks.set_parameter = [this](const std::string& n, const std::string& v) { return SetParameter(n, v); };
+  sinks.add_stats = [this](nlohmann::json* j) {
+    const RemoteWorker::Overhead ov = worker_->overhead();
+    (*j)["dropped_messages"] = dropped_messages_;
+    (*j)["worker_request_states"] = worker_->worker_request_states();
+    (*j)["scheduler_overhead_p50"] = ov.share_p50;
+    (*j)["scheduler_overhead_p90"] = ov.share_p90;
+    (*j)["scheduler_gap_us_p50"] = ov.gap_us_p50;
+    (*j)["step_us_p50"] = ov.step_us_p50;
+    (*j)["overhead_samples"] = ov.samples;
+  };
+  sinks.add_server_info = [this](nlohmann::json* j) {
+    (*j)["scheduler"]["parameters"] = params().Snapshot();
+    // The machine's CPU features and the kernels and GEMM core type a worker here runs with (the
+    // worker logs the same line at start-up; the choice depends only on the CPU).
+    (*j)["system_info"] = kernels::SystemInfo();
+  };
+  RS_ASSIGN_OR_RETURN(service_, SchedulerService::Create(std::move(o), worker_.get(),
+                                                         [tok](std::span<const int32_t> ids) {
+                                                           return tok->DecodeWindow(ids, true);
+                                                         },
+                                                         std::move(sinks)));
   return Status::Ok();
 }
 
@@ -149,14 +170,13 @@ Status SchedulerNode::OnDeactivate() {
 }
 
 Status SchedulerNode::OnCleanup() {
-  scheduler_.reset();
+  service_.reset();
   worker_.reset();
   waiter_.reset();
   requests_.reset();
   control_.reset();
   out_.reset();
   control_reply_.reset();
-  host_.reset();
   tokenizer_.reset();
   return Status::Ok();
 }
@@ -165,16 +185,14 @@ Status SchedulerNode::OnCleanup() {
 
 void SchedulerNode::Loop() {
   LoopUntilStopped();
-  for (uint64_t call_id : swaps_in_flight_)
-    Reply(call_id, Failure(Status::Unavailable("cache swap did not complete before shutdown")));
-  swaps_in_flight_.clear();
+  service_->Stop();
 }
 
 void SchedulerNode::LoopUntilStopped() {
   while (running_.load()) {
     DrainRequests();
     DrainControl();
-    if (worker_->TakeWorkerLost()) HandleWorkerLoss();
+    if (worker_->TakeWorkerLost()) service_->WorkerLost();
     const bool connected = worker_->WorkerConnected();
     worker_connected_.store(connected);  // read by Ready() from the status thread
     // No worker (it died and its successor has not subscribed yet): hold the requests instead of
@@ -182,7 +200,7 @@ void SchedulerNode::LoopUntilStopped() {
     // "the worker is gone", so that no request waits forever.
     if (connected) {
       worker_absent_since_.reset();
-    } else if (!scheduler_->no_requests()) {
+    } else if (!service_->scheduler().no_requests()) {
       const auto now = std::chrono::steady_clock::now();
       if (!worker_absent_since_) worker_absent_since_ = now;
       if (now - *worker_absent_since_ < std::chrono::duration<double>(params().GetDouble("worker_wait_s"))) {
@@ -191,13 +209,13 @@ void SchedulerNode::LoopUntilStopped() {
       }
     }
     bool did_work = false;
-    Status s = scheduler_->Step(&did_work);
+    Status s = service_->Step(&did_work);
     if (!s.ok()) {
       LOG(ERROR) << name() << ": scheduler step failed: " << s.ToString();
       did_work = false;
     }
     // Idle: block until a request or control message arrives (no busy loop).
-    if (!did_work && scheduler_->idle()) {
+    if (!did_work && service_->scheduler().idle()) {
       worker_->MarkIdle();  // the wait below is idle time, not scheduling overhead
       waiter_->Wait(std::chrono::milliseconds(100));
     }
@@ -213,7 +231,7 @@ void SchedulerNode::DrainRequests() {
       case transport::MessageKind::kAbortRequest: {
         auto m = transport::ValidateAbortRequest(r.data(), r.size());
         if (m.ok()) {
-          scheduler_->Abort((*m)->rid);
+          service_->Abort((*m)->rid);
           break;
         }
         [[fallthrough]];
@@ -232,112 +250,26 @@ void SchedulerNode::HandleTokenizedRequest(const void* data, size_t size) {
     LOG(ERROR) << name() << ": dropped a malformed request: " << v.status().ToString();
     return;
   }
-  const transport::TokenizedRequestMsg* m = *v;
   sched::TokenizedRequest g;
-  g.rid = m->rid;
-  auto ids = transport::ArrayOf<int32_t>(m, m->input_ids);
-  g.input_ids.assign(ids.begin(), ids.end());
-  g.sampling = m->sampling;
-  auto stop_ids = transport::ArrayOf<int32_t>(m, m->stop_token_ids);
-  g.stop_token_ids.assign(stop_ids.begin(), stop_ids.end());
-  auto bytes = transport::ArrayOf<char>(m, m->stop_str_bytes);
-  size_t pos = 0;
-  for (uint32_t len : transport::ArrayOf<uint32_t>(m, m->stop_str_lens)) {
-    g.stop_strs.emplace_back(bytes.data() + pos, len);
-    pos += len;
-  }
-  g.stream = m->stream != 0;
-  g.return_logprob = m->return_logprob != 0;
-  g.top_logprobs_num = m->top_logprobs_num;
-  if (m->has_priority) g.priority = m->priority;
-  scheduler_->Submit(std::move(g));
+  DecodeTokenizedRequest(*v, &g);
+  service_->Submit(std::move(g));
 }
 
 void SchedulerNode::SendOutputs(const sched::BatchTokenIdOut& batch) {
   if (batch.outputs.empty()) return;
-  // Size first: ids (the prompt tail the first time + new ids), logprobs, finish texts.
-  size_t n_ids = 0, n_out = 0, n_lp = 0, n_text = 0, n_top = 0;
-  for (const auto& o : batch.outputs) {
-    n_ids += o.prompt_tail.size() + o.output_ids.size();
-    n_out += o.output_ids.size();
-    n_lp += o.output_logprobs.size();
-    n_top += o.top_ids.size();
-    n_text += o.finish.matched_str.size() + o.finish.message.size();
-  }
-  size_t bytes = transport::BatchTokenIdOutMsg::Bytes(
-      {.entries = batch.outputs.size(), .ids = n_ids, .out_ids = n_out, .logprobs = n_lp, .text_bytes = n_text, .top = n_top});
+  const size_t bytes = BatchTokenIdOutBytes(batch);
   auto chunk = out_->Loan(bytes);
   if (!chunk.ok()) {
     LOG(ERROR) << name() << ": cannot send outputs of " << batch.outputs.size()
                << " requests: " << chunk.status().ToString();
     return;
   }
-  transport::MessageWriter<transport::BatchTokenIdOutMsg> w(*chunk, bytes);
-  auto* m = w.msg();
-  auto entries = w.Append<OutputEntry>(m->entries, batch.outputs.size());
-  auto ids = w.Append<int32_t>(m->ids, n_ids);
-  auto out_ids = w.Append<int32_t>(m->out_ids, n_out);
-  auto lps = w.Append<float>(m->logprobs, n_lp);
-  auto text = w.Append<char>(m->text, n_text);
-  auto top_ids = w.Append<int32_t>(m->top_ids, n_top);
-  auto top_lps = w.Append<float>(m->top_logprobs, n_top);
-  size_t ip = 0, op = 0, lp = 0, tp = 0, kp = 0;
-  for (size_t i = 0; i < batch.outputs.size(); ++i) {
-    const sched::TokenOutput& o = batch.outputs[i];
-    OutputEntry& e = entries[i];
-    std::memset(&e, 0, sizeof(e));
-    e.rid = o.rid;
-    e.finished = o.finished;
-    e.finish_kind = static_cast<uint8_t>(o.finish.kind);
-    e.matched_token = o.finish.matched_token;
-    e.finish_length = o.finish.length;
-    e.status_code = o.finish.status_code;
-    e.prompt_tokens = o.prompt_tokens;
-    e.completion_tokens = o.completion_tokens;
-    e.cached_tokens = o.cached_tokens;
-    e.skip_special_tokens = o.skip_special_tokens;
-    e.ids_offset = static_cast<uint32_t>(ip);
-    std::copy(o.prompt_tail.begin(), o.prompt_tail.end(), ids.data() + ip);
-    ip += o.prompt_tail.size();
-    e.read_offset = static_cast<int32_t>(o.prompt_tail.size());
-    std::copy(o.output_ids.begin(), o.output_ids.end(), ids.data() + ip);
-    ip += o.output_ids.size();
-    e.ids_count = static_cast<uint32_t>(ip - e.ids_offset);
-    e.out_ids_offset = static_cast<uint32_t>(op);
-    std::copy(o.output_ids.begin(), o.output_ids.end(), out_ids.data() + op);
-    op += o.output_ids.size();
-    e.out_ids_count = static_cast<uint32_t>(o.output_ids.size());
-    e.logprob_offset = static_cast<uint32_t>(lp);
-    std::copy(o.output_logprobs.begin(), o.output_logprobs.end(), lps.data() + lp);
-    lp += o.output_logprobs.size();
-    e.logprob_count = static_cast<uint32_t>(o.output_logprobs.size());
-    e.top_n = o.top_n;
-    e.top_offset = static_cast<uint32_t>(kp);
-    std::copy(o.top_ids.begin(), o.top_ids.end(), top_ids.data() + kp);
-    std::copy(o.top_logprobs.begin(), o.top_logprobs.end(), top_lps.data() + kp);
-    kp += o.top_ids.size();
-    e.top_count = static_cast<uint32_t>(o.top_ids.size());
-    const std::string& ft = o.finish.kind == FinishKind::kMatchedStr ? o.finish.matched_str : o.finish.message;
-    e.finish_text_offset = static_cast<uint32_t>(tp);
-    std::copy(ft.begin(), ft.end(), text.data() + tp);
-    tp += ft.size();
-    e.finish_text_len = static_cast<uint32_t>(ft.size());
-  }
-  out_->Publish(*chunk);
-}
-
-void SchedulerNode::HandleWorkerLoss() {
-  ++worker_losses_;
-  LOG(ERROR) << name() << ": the worker is gone; its KV cache is lost: flushing the prefix cache, running requests "
-             << "recompute on the next worker (those of the interrupted step end with an error)";
-  auto cache = host_->CreateCache(cache_name_, cache_params_);
-  if (!cache.ok()) {
-    LOG(ERROR) << name() << ": cannot recreate the cache: " << cache.status().ToString();
+  if (Status s = EncodeBatchTokenIdOut(batch, *chunk, bytes); !s.ok()) {
+    out_->Release(*chunk);
+    LOG(ERROR) << name() << ": " << s.ToString();
     return;
   }
-  scheduler_->WorkerLost(std::move(*cache), [this](const Status& s, const std::string& r) {
-    if (s.ok()) LOG(INFO) << name() << ": after the worker loss: " << r;
-  });
+  out_->Publish(*chunk);
 }
 
 // ---- control ---------------------------------------------------------------------------
@@ -353,8 +285,7 @@ void SchedulerNode::HandleControl(const void* data, size_t size) {
     LOG(ERROR) << name() << ": dropped a malformed control message: " << s.ToString();
     return;
   }
-  std::optional<control::ControlReply> reply = Execute(req);
-  if (reply) Reply(req.call_id(), std::move(*reply));  // else a cache swap answers when it completes
+  service_->HandleControl(req);
 }
 
 void SchedulerNode::Reply(uint64_t call_id, control::ControlReply reply) {
@@ -362,166 +293,6 @@ void SchedulerNode::Reply(uint64_t call_id, control::ControlReply reply) {
   reply.set_responder(name());
   if (Status s = transport::PublishControl(*control_reply_, reply); !s.ok())
     LOG(ERROR) << name() << ": cannot reply to a control call: " << s.ToString();
-}
-
-control::ControlReply SchedulerNode::Failure(const Status& s) {
-  control::ControlReply reply;
-  reply.set_success(false);
-  reply.set_code(static_cast<int32_t>(s.code()));
-  reply.set_message(s.message());
-  return reply;
-}
-
-std::optional<control::ControlReply> SchedulerNode::Execute(const control::ControlRequest& req) {
-  control::ControlReply reply;
-  auto fail = [](const Status& s) { return Failure(s); };
-  // A plugin or parameter the request names that cannot be used is the caller's mistake, whatever
-  // the loader's reason (missing, wrong ABI, refused configuration): 400, not a server state.
-  auto refuse = [](const Status& s) { return Failure(Status::InvalidArgument(s.message())); };
-  switch (req.body_case()) {
-    case control::ControlRequest::kSwapPolicy: {
-      std::map<std::string, std::string> p(req.swap_policy().params().begin(), req.swap_policy().params().end());
-      auto policy = host_->CreatePolicy(req.swap_policy().name(), p);
-      if (!policy.ok()) return refuse(policy.status());
-      std::string old = policy_name();
-      scheduler_->SwapPolicy(std::move(*policy));
-      reply.set_success(true);
-      reply.set_message("policy " + old + " -> " + req.swap_policy().name() + " at the next iteration");
-      return reply;
-    }
-    case control::ControlRequest::kSwapCache:
-    case control::ControlRequest::kFlushCache: {
-      bool flush = req.body_case() == control::ControlRequest::kFlushCache;
-      // A flush drops only what no request needs: refused while any request is unfinished; requests
-      // that finished but whose last step is still in flight are drained first.
-      if (flush && scheduler_->num_unfinished() > 0)
-        return fail(Status::FailedPrecondition(
-            "cannot flush the cache while requests run: " + std::to_string(scheduler_->num_unfinished()) +
-            " unfinished (" + std::to_string(scheduler_->num_running()) + " running, " +
-            std::to_string(scheduler_->num_waiting()) + " waiting)"));
-      std::string cname = flush ? std::string(scheduler_->cache().name()) : req.swap_cache().name();
-      std::map<std::string, std::string> p = cache_params_;
-      if (!flush) p = std::map<std::string, std::string>(req.swap_cache().params().begin(), req.swap_cache().params().end());
-      auto cache = host_->CreateCache(cname, p);
-      if (!cache.ok()) return refuse(cache.status());
-      if (!flush) {
-        cache_name_ = cname;
-        cache_params_ = p;
-      }
-      if (!flush && !req.swap_cache().mode().empty() && req.swap_cache().mode() != "drain" &&
-          req.swap_cache().mode() != "flush")
-        return fail(Status::InvalidArgument("cache swap mode must be drain or flush, got '" + req.swap_cache().mode() + "'"));
-      const bool flush_mode = !flush && req.swap_cache().mode() == "flush";
-      // A fresh cache replaces the old one (when idle that is exactly a flush) at an iteration
-      // boundary of the one loop, after a drain if asked; the reply goes out when it completes.
-      const uint64_t call_id = req.call_id();
-      swaps_in_flight_.insert(call_id);
-      scheduler_->SwapCache(std::move(*cache), flush_mode ? sched::CacheSwapMode::kFlush : sched::CacheSwapMode::kDrain,
-                            [this, call_id, flush](const Status& s, const std::string& report) {
-                              swaps_in_flight_.erase(call_id);
-                              if (!s.ok()) return Reply(call_id, Failure(s));
-                              control::ControlReply done;
-                              done.set_success(true);
-                              done.set_message(flush ? "cache flushed" : report);
-                              Reply(call_id, std::move(done));
-                            });
-      return std::nullopt;
-    }
-    case control::ControlRequest::kGetStats:
-      reply.set_success(true);
-      reply.set_json(StatsJson());
-      return reply;
-    case control::ControlRequest::kGetServerInfo:
-      reply.set_success(true);
-      reply.set_json(ServerInfoJson());
-      return reply;
-    case control::ControlRequest::kListPlugins: {
-      nlohmann::json list = nlohmann::json::array();
-      for (const auto& info : host_->List())
-        list.push_back({{"name", info.name},
-                        {"kind", info.kind == RS_PLUGIN_POLICY ? "policy" : "cache"},
-                        {"path", info.path},
-                        {"description", info.description}});
-      reply.set_success(true);
-      reply.set_json(list.dump());
-      return reply;
-    }
-    case control::ControlRequest::kLoadPlugin: {
-      auto info = host_->Inspect(req.load_plugin());
-      if (!info.ok()) return refuse(info.status());
-      reply.set_success(true);
-      reply.set_message("plugin " + info->name + " is loadable from " + info->path);
-      return reply;
-    }
-    case control::ControlRequest::kSetParameter: {
-      Status s = SetParameter(req.set_parameter().name(), req.set_parameter().value());
-      if (!s.ok()) return refuse(s);
-      reply.set_success(true);
-      return reply;
-    }
-    case control::ControlRequest::BODY_NOT_SET:
-      break;
-  }
-  return fail(Status::InvalidArgument("empty control request"));
-}
-
-std::string SchedulerNode::policy_name() const { return std::string(scheduler_->policy().name()); }
-
-std::string SchedulerNode::StatsJson() const {
-  const auto& st = scheduler_->stats();
-  const auto& alloc = scheduler_->allocator();
-  double total = double(alloc.size());
-  double prompt = double(st.cached_prompt_tokens + st.computed_prompt_tokens);
-  const RemoteWorker::Overhead ov = worker_->overhead();
-  nlohmann::json j = {
-      {"num_running_reqs", scheduler_->num_running()},
-      {"num_queue_reqs", scheduler_->num_waiting()},
-      {"token_usage", total > 0 ? (total - double(alloc.available_size())) / total : 0.0},
-      {"cache_hit_rate", prompt > 0 ? double(st.cached_prompt_tokens) / prompt : 0.0},
-      {"cached_prompt_tokens", st.cached_prompt_tokens},
-      {"computed_prompt_tokens", st.computed_prompt_tokens},
-      {"retractions", st.retractions},
-      {"preemptions", st.preemptions},
-      {"finished", st.finished},
-      {"aborted", st.aborted},
-      {"policy_faults", st.policy_faults},
-      {"waiting_timeouts", st.waiting_timeouts},
-      {"running_timeouts", st.running_timeouts},
-      {"iterations", st.iterations},
-      {"prefill_batches", st.prefill_batches},
-      {"decode_batches", st.decode_batches},
-      {"kv_total", alloc.size()},
-      {"kv_available", alloc.available_size()},
-      {"kv_evictable", scheduler_->cache().evictable_size()},
-      {"kv_protected", scheduler_->cache().protected_size()},
-      {"req_slots_total", scheduler_->req_pool().size()},
-      {"req_slots_available", scheduler_->req_pool().available_size()},
-      {"new_token_ratio", scheduler_->new_token_ratio()},
-      {"dropped_messages", dropped_messages_},
-      {"worker_losses", worker_losses_},
-      {"worker_request_states", worker_->worker_request_states()},
-      {"worker_known_requests", scheduler_->worker_states()},
-      {"scheduler_overhead_p50", ov.share_p50},
-      {"scheduler_overhead_p90", ov.share_p90},
-      {"scheduler_gap_us_p50", ov.gap_us_p50},
-      {"step_us_p50", ov.step_us_p50},
-      {"overhead_samples", ov.samples},
-      {"failed_batches", st.failed_batches},
-  };
-  return j.dump();
-}
-
-std::string SchedulerNode::ServerInfoJson() const {
-  nlohmann::json j;
-  j["scheduler"] = {{"policy", policy_name()},
-                    {"policy_stats", nlohmann::json::parse(scheduler_->policy().StatsJson(), nullptr, false)},
-                    {"cache", std::string(scheduler_->cache().name())},
-                    {"parameters", params().Snapshot()},
-                    {"stats", nlohmann::json::parse(StatsJson())}};
-  // The machine's CPU features and the kernels and GEMM core type a worker here runs with (the
-  // worker logs the same line at start-up; the choice depends only on the CPU).
-  j["system_info"] = kernels::SystemInfo();
-  return j.dump();
 }
 
 namespace {

@@ -1,0 +1,72 @@
+#include "nodes/request_codec.h"
+
+#include <cstring>
+
+namespace radixserve::nodes {
+
+using transport::TokenizedRequestMsg;
+
+namespace {
+size_t StopBytes(const sched::TokenizedRequest& r) {
+  size_t n = 0;
+  for (const auto& s : r.stop_strs) n += s.size();
+  return n;
+}
+}  // namespace
+
+size_t TokenizedRequestBytes(const sched::TokenizedRequest& r) {
+  return TokenizedRequestMsg::Bytes({.input_ids = r.input_ids.size(),
+                                     .stop_token_ids = r.stop_token_ids.size(),
+                                     .stop_str_bytes = StopBytes(r),
+                                     .stop_strs = r.stop_strs.size()});
+}
+
+Status EncodeTokenizedRequest(const sched::TokenizedRequest& r, double arrival_time, void* buf, size_t cap) {
+  transport::MessageWriter<TokenizedRequestMsg> w(buf, cap);
+  TokenizedRequestMsg* m = w.msg();
+  m->rid = r.rid;
+  m->sampling = r.sampling;
+  m->stream = r.stream;
+  m->return_logprob = r.return_logprob;
+  m->has_priority = r.priority.has_value();
+  m->priority = r.priority.value_or(0);
+  m->top_logprobs_num = r.top_logprobs_num;
+  m->arrival_time = arrival_time;
+  w.Copy<int32_t>(m->input_ids, r.input_ids);
+  w.Copy<int32_t>(m->stop_token_ids, r.stop_token_ids);
+  auto bytes = w.Append<char>(m->stop_str_bytes, StopBytes(r));
+  auto lens = w.Append<uint32_t>(m->stop_str_lens, r.stop_strs.size());
+  if (w.overflow())
+    return Status::OutOfRange("request of " + std::to_string(TokenizedRequestBytes(r)) + " bytes does not fit a " +
+                              std::to_string(cap) + "-byte chunk");
+  size_t pos = 0;
+  for (size_t i = 0; i < r.stop_strs.size(); ++i) {
+    std::memcpy(bytes.data() + pos, r.stop_strs[i].data(), r.stop_strs[i].size());
+    pos += r.stop_strs[i].size();
+    lens[i] = static_cast<uint32_t>(r.stop_strs[i].size());
+  }
+  return Status::Ok();
+}
+
+void DecodeTokenizedRequest(const TokenizedRequestMsg* m, sched::TokenizedRequest* r) {
+  r->rid = m->rid;
+  auto ids = transport::ArrayOf<int32_t>(m, m->input_ids);
+  r->input_ids.assign(ids.begin(), ids.end());
+  r->sampling = m->sampling;
+  auto stop_ids = transport::ArrayOf<int32_t>(m, m->stop_token_ids);
+  r->stop_token_ids.assign(stop_ids.begin(), stop_ids.end());
+  auto bytes = transport::ArrayOf<char>(m, m->stop_str_bytes);
+  r->stop_strs.clear();
+  size_t pos = 0;
+  for (uint32_t len : transport::ArrayOf<uint32_t>(m, m->stop_str_lens)) {
+    r->stop_strs.emplace_back(bytes.data() + pos, len);
+    pos += len;
+  }
+  r->stream = m->stream != 0;
+  r->return_logprob = m->return_logprob != 0;
+  r->top_logprobs_num = m->top_logprobs_num;
+  r->priority.reset();
+  if (m->has_priority) r->priority = m->priority;
+}
+
+}  // namespace radixserve::nodes
