@@ -81,6 +81,8 @@ class Worker {
   virtual ~Worker() = default;
   // Runs one forward step and samples. Batches arrive in order and are run in that order.
   virtual Status Forward(const ForwardBatch& batch, ForwardResult* result) = 0;
+  // Request states held now (created, not yet released); -1 when the worker does not count them.
+  virtual int32_t request_states() const { return -1; }
 };
 
 }  // namespace radixserve::sched

@@ -46,6 +46,7 @@ class ModelWorker final : public sched::Worker {
   // Tokens EOS-like for min_new_tokens: not sampled before that many tokens were generated.
   void set_end_of_generation_ids(std::vector<int32_t> ids) { eog_ids_ = std::move(ids); }
   size_t num_request_states() const { return states_.size(); }
+  int32_t request_states() const override { return static_cast<int32_t>(states_.size()); }
 
  private:
   struct RequestState {

@@ -44,6 +44,7 @@ Status WorkerNode::OnConfigure() {
   for (const char* key : {"tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id"})
     if (auto id = shared->GetInt(key); id.ok()) eog.push_back(static_cast<int32_t>(*id));
   worker_->set_end_of_generation_ids(std::move(eog));
+  handler_ = std::make_unique<BatchHandler>(worker_.get());
   transport::ChannelOptions opts;
   opts.max_payload = static_cast<uint32_t>(params().GetInt("max_payload"));
   RS_ASSIGN_OR_RETURN(in_, transport::Subscriber::Create(ResolveTopic(transport::topics::kForwardBatch), opts));
@@ -69,6 +70,7 @@ Status WorkerNode::OnCleanup() {
   waiter_.reset();
   in_.reset();
   out_.reset();
+  handler_.reset();
   worker_.reset();
   return Status::Ok();
 }
@@ -81,24 +83,15 @@ void WorkerNode::Loop() {
 }
 
 void WorkerNode::HandleBatch(const void* data, size_t size) {
-  auto v = transport::ValidateForwardBatch(data, size);
-  if (!v.ok()) {
+  auto outcome = handler_->Handle(data, size);
+  if (!outcome.ok()) {
     ++dropped_messages_;
-    LOG(ERROR) << name() << ": dropped a malformed forward batch: " << v.status().ToString();
+    LOG(ERROR) << name() << ": dropped a malformed forward batch: " << outcome.status().ToString();
     return;
   }
-  DecodeForwardBatch(*v, &batch_);
-  result_.batch_id = batch_.batch_id;
-  result_.next_token_ids.clear();
-  result_.logprobs.clear();
-  Status s = worker_->Forward(batch_, &result_);
-  if (!s.ok()) {
-    LOG(ERROR) << name() << ": forward step " << batch_.batch_id << " failed: " << s.ToString();
-    result_.next_token_ids.clear();
-    result_.logprobs.clear();
-  }
-  result_.request_states = static_cast<int32_t>(worker_->num_request_states());
-  Reply(result_, s);
+  if (!outcome->status.ok())
+    LOG(ERROR) << name() << ": forward step " << outcome->result->batch_id << " failed: " << outcome->status.ToString();
+  Reply(*outcome->result, outcome->status);
 }
 
 void WorkerNode::Reply(const sched::ForwardResult& result, const Status& status) {

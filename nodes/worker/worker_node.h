@@ -11,6 +11,7 @@
 
 #include "core/gguf/gguf_reader.h"
 #include "core/worker/model_worker.h"
+#include "nodes/worker/batch_handler.h"
 #include "nodes/forward_codec.h"
 #include "nodes/node.h"
 #include "transport/channel.h"
@@ -40,8 +41,7 @@ class WorkerNode : public Node {
   std::unique_ptr<transport::Waiter> waiter_;
   std::thread thread_;
   std::atomic<bool> running_{false};
-  sched::ForwardBatch batch_;    // reused every step
-  sched::ForwardResult result_;
+  std::unique_ptr<BatchHandler> handler_;
   uint64_t dropped_messages_ = 0;
 };
 

@@ -41,6 +41,7 @@ class FakeWorker final : public Worker {
   int64_t forwards() const { return forwards_; }
   // Request states alive now (created, not released); 0 whenever the scheduler is idle.
   size_t live_states() const { return live_.size(); }
+  int32_t request_states() const override { return static_cast<int32_t>(live_.size()); }
   int64_t states_created() const { return created_; }
   int64_t states_released() const { return released_; }
 
