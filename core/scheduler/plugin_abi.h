@@ -1,16 +1,21 @@
 /* The plugin C ABI: every policy or cache plugin is a shared library that exports
  *   extern "C" const RsPluginDescriptor* radixserve_plugin_descriptor(void);
- * The host checks abi_version before touching anything else. `create` receives the
- * validated parameters (a const radixserve::sched::Params*) and returns a new
- * radixserve::sched::SchedulePolicy* or PrefixCache* (by kind), or NULL with a message
- * in err. Those C++ interfaces are part of the ABI: bump the version when they change. */
+ * The host checks abi_version (this descriptor's layout) before touching anything else,
+ * then interface_hash: `create` receives the validated parameters (a const
+ * radixserve::sched::Params*) and returns a new radixserve::sched::SchedulePolicy* or
+ * PrefixCache* (by kind), or NULL with a message in err, so those C++ interfaces and the
+ * types they pass are part of the ABI too. The build computes interface_hash from the
+ * headers that define them (core/scheduler/CMakeLists.txt), so a plugin built against
+ * other headers is refused, whether or not anyone remembered to bump a number. */
 #ifndef RADIXSERVE_CORE_SCHEDULER_PLUGIN_ABI_H_
 #define RADIXSERVE_CORE_SCHEDULER_PLUGIN_ABI_H_
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define RADIXSERVE_PLUGIN_ABI_VERSION 3u
+#include "radixserve/plugin_interface_hash.h" /* generated: RADIXSERVE_PLUGIN_INTERFACE_HASH */
+
+#define RADIXSERVE_PLUGIN_ABI_VERSION 4u
 #define RADIXSERVE_PLUGIN_ENTRY "radixserve_plugin_descriptor"
 
 #ifdef __cplusplus
@@ -32,6 +37,7 @@ typedef struct {
 typedef struct {
   uint32_t abi_version;
   uint32_t kind; /* RsPluginKind */
+  uint64_t interface_hash; /* RADIXSERVE_PLUGIN_INTERFACE_HASH of the headers it was built with */
   const char* name;
   const char* description;
   const RsParamSpec* params;

@@ -31,7 +31,8 @@ void PluginDestroy(void* object) {
 // Defines the exported entry point of a plugin library.
 #define RADIXSERVE_DEFINE_PLUGIN(KIND, BASE, NAME, DESCRIPTION, PARAMS, NUM_PARAMS, FACTORY)              \
   namespace {                                                                                           \
-  const RsPluginDescriptor kRsDescriptor = {RADIXSERVE_PLUGIN_ABI_VERSION, KIND, NAME, DESCRIPTION,      \
+  const RsPluginDescriptor kRsDescriptor = {RADIXSERVE_PLUGIN_ABI_VERSION, KIND,                        \
+                                            RADIXSERVE_PLUGIN_INTERFACE_HASH, NAME, DESCRIPTION,        \
                                             PARAMS, NUM_PARAMS,                                         \
                                             &::radixserve::sched::PluginCreate<BASE, FACTORY>,          \
                                             &::radixserve::sched::PluginDestroy<BASE>};                 \

@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include <cstdio>
+
 #include <algorithm>
 #include <filesystem>
 
@@ -66,6 +68,13 @@ Result<std::shared_ptr<PluginHost::Library>> PluginHost::Load(const std::string&
     return Status::FailedPrecondition("plugin " + path + " was built for plugin ABI version " +
                                       std::to_string(d->abi_version) + "; this host speaks version " +
                                       std::to_string(RADIXSERVE_PLUGIN_ABI_VERSION) + ": rebuild the plugin");
+  if (d->interface_hash != RADIXSERVE_PLUGIN_INTERFACE_HASH) {
+    char got[24], want[24];
+    std::snprintf(got, sizeof(got), "%016llx", static_cast<unsigned long long>(d->interface_hash));
+    std::snprintf(want, sizeof(want), "%016llx", static_cast<unsigned long long>(RADIXSERVE_PLUGIN_INTERFACE_HASH));
+    return Status::FailedPrecondition("plugin " + path + " was built against other scheduler headers (interface " +
+                                      got + ", this host's is " + want + "): rebuild it against this version");
+  }
   if (d->name == nullptr || d->create == nullptr || d->destroy == nullptr ||
       (d->num_params > 0 && d->params == nullptr))
     return Status::Corrupt("plugin " + path + " has an incomplete descriptor");

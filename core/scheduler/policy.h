@@ -1,6 +1,7 @@
 // SchedulePolicy: the interface of policy plugins (SCHEDULER_SPEC 2).
 // A policy only orders the waiting queue: it gets a read-only view of the
-// queue and a const cache (dry-run queries only) and returns a permutation.
+// queue, a const cache (dry-run queries only) and the scheduler's time, and
+// returns a permutation. It never reads a clock of its own.
 // It cannot allocate or free. Priority-style policies may also answer two
 // questions the scheduler acts on: which queued request to drop when the
 // queue is full, and whether a running request may be preempted.
@@ -18,12 +19,18 @@
 
 namespace radixserve::sched {
 
+// What a policy sees besides the queue: the cache, for dry-run queries only, and the time.
+struct OrderContext {
+  const PrefixCache& cache;
+  double now_s;  // the scheduler's clock (monotonic seconds), the clock of Req::wait_entry_time
+};
+
 class SchedulePolicy {
  public:
   virtual ~SchedulePolicy() = default;
   virtual std::string_view name() const = 0;
   // Writes a permutation of [0, queue.size()) into *order: the admission order.
-  virtual void Order(std::span<const Req* const> queue, const PrefixCache& cache, std::vector<int32_t>* order) = 0;
+  virtual void Order(std::span<const Req* const> queue, const OrderContext& ctx, std::vector<int32_t>* order) = 0;
   // Whether the last Order() matched every waiting request against the cache (a cache-aware
   // pass). The scheduler then refreshes those prefixes' access times, as SGLang's match does.
   virtual bool matched_prefixes() const { return false; }

@@ -1,10 +1,12 @@
 // PrefixCache: the interface of prefix-cache plugins (radix, chunk)
-// (SCHEDULER_SPEC 6). A cache maps token sequences to KV slot indices it
-// owns; requests lock the node their prefix ends at while they run, and
-// unlocked leaves can be evicted (their slots go back to the allocator).
+// (SCHEDULER_SPEC 6): a key -> KV-slot index. A cache maps token sequences
+// to KV slot indices it owns; nodes can be locked (a running request's
+// prefix), and unlocked leaves can be evicted (their slots go back to the
+// allocator). What a request publishes, frees and locks is the scheduler's
+// CacheAdapter, the same for every cache: a plugin never touches a request.
 // The const methods are dry-run queries: they change nothing (not even
 // access times), so policies can use them through a const reference.
-// Not thread-safe: scheduler thread only.
+// Thread-safety: none; one thread (the scheduler's) calls every method.
 #pragma once
 
 #include <cstdint>
@@ -14,14 +16,12 @@
 
 #include "core/scheduler/kv_allocator.h"
 #include "core/scheduler/req.h"
-#include "core/scheduler/req_to_token_pool.h"
 #include "core/util/status.h"
 
 namespace radixserve::sched {
 
 struct PrefixCacheContext {
-  KvAllocator* allocator = nullptr;
-  ReqToTokenPool* req_to_token = nullptr;
+  KvAllocator* allocator = nullptr;  // where evicted slots go back
   int32_t page_size = 1;
 };
 
@@ -29,7 +29,8 @@ class PrefixCache {
  public:
   virtual ~PrefixCache() = default;
   virtual std::string_view name() const = 0;
-  // False for caches that never share (chunk): cache-aware policies then fall back to FCFS.
+  // False for caches that never share (chunk): nothing is inserted or locked, every slot of a
+  // finished request is freed, and cache-aware policies fall back to FCFS.
   virtual bool shares_prefixes() const = 0;
   // Binds the pools; must be called before any other method. Starts empty.
   virtual void Attach(const PrefixCacheContext& ctx) = 0;
@@ -40,15 +41,10 @@ class PrefixCache {
   // Refreshes the access time of the nodes MatchPrefix(key) would walk, without splitting one or
   // counting a hit: the policy pass's match of a request that stays waiting (SCHEDULER_SPEC 6.2).
   virtual void TouchPrefix(std::span<const int32_t> key) {}
-  // Inserts key → slots; returns how many leading tokens were already cached.
+  // Inserts key → slots; returns how many leading tokens were already cached. The cache owns the
+  // slots of the tokens it did not have; the caller keeps (and frees) its copies of the others.
   virtual int32_t Insert(std::span<const int32_t> key, std::span<const int32_t> slots, int64_t priority) = 0;
-  // A request ends (insert=true: publish its KV) or is aborted/retracted (insert=false).
-  // Frees the KV slots of the request that the cache does not keep and unlocks last_node.
-  // The req_to_token row is the caller's to free.
-  virtual void CacheFinishedReq(Req& req, bool insert) = 0;
-  // After a prefill (or chunk): publishes the computed fill ids, moves the lock down to the new
-  // last node, sets req.prefix_indices / cache_protected_len, may repoint the row at shared slots.
-  virtual void CacheUnfinishedReq(Req& req) = 0;
+  // Locks the path from the root to `node` against eviction (counted; DecLockRef undoes one).
   virtual void IncLockRef(CacheNodeRef node) = 0;
   virtual void DecLockRef(CacheNodeRef node) = 0;
   // Evicts unlocked leaves until num_tokens are freed or nothing is left; returns tokens freed.

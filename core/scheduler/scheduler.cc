@@ -40,12 +40,13 @@ Scheduler::Scheduler(const SchedulerConfig& config, Worker* worker, CachePtr cac
       checker_(config.eos_token_ids, config.vocab_size, std::move(detokenize)),
       streamer_(config.stream_interval, config.force_stream_interval, &checker_),
       preparer_(pool_.get(), alloc_.get()),
+      cache_adapter_(alloc_.get(), pool_.get(), config.page_size),
       decode_mem_(alloc_.get(), config.retract_decode_steps),
       ratio_(config.init_new_token_ratio, config.schedule_conservativeness, config.min_new_token_ratio_factor,
              config.new_token_ratio_decay_steps) {
   if (config_.per_req_token_overhead < 0) config_.per_req_token_overhead = config_.page_size;
   config_.max_total_tokens = alloc_->size();
-  cache_->Attach({alloc_.get(), pool_.get(), config_.page_size});
+  cache_->Attach({alloc_.get(), config_.page_size});
   if (config_.overlap) async_ = std::make_unique<AsyncWorker>(worker_);
   now_ = MonotonicSeconds;
 }
@@ -251,7 +252,7 @@ Status Scheduler::ProcessBatchResult(Inflight* f) {
     if (r->finished()) {
       ReleaseFinished(r);
     } else if (e.kind == Entry::kPrefill) {
-      cache_->CacheUnfinishedReq(*r);
+      cache_adapter_.CacheUnfinishedReq(*cache_, *r);
     }
     streamer_.Consider(*r);
   }
@@ -360,7 +361,7 @@ void Scheduler::ApplyStagedSwaps() {
     std::string report;
     if (s.ok()) {
       cache_ = std::move(drain_cache_);
-      cache_->Attach({alloc_.get(), pool_.get(), config_.page_size});
+      cache_->Attach({alloc_.get(), config_.page_size});
       report = flush_retracted_ >= 0
                    ? "flushed: retracted " + std::to_string(flush_retracted_) + " running requests, dropped " +
                          std::to_string(evicted) + " cached tokens"
@@ -554,7 +555,7 @@ void Scheduler::OrderWaitingQueue() {
   const char* fault = nullptr;
   std::string what;
   try {
-    policy_->Order(queue_view_, *cache_, &order_);
+    policy_->Order(queue_view_, OrderContext{*cache_, now_()}, &order_);
   } catch (const std::exception& e) {
     fault = "threw";
     what = e.what();
@@ -599,7 +600,7 @@ void Scheduler::ProcessPendingChunkedAbort() {
   if (chunked_req_ == nullptr) return;
   Req* r = chunked_req_;
   chunked_req_ = nullptr;
-  cache_->CacheFinishedReq(*r, /*insert=*/false);
+  cache_adapter_.CacheFinishedReq(*cache_, *r, /*insert=*/false);
   pool_->Free(r->req_pool_idx);
   r->req_pool_idx = -1;
   ++r->epoch;
@@ -611,7 +612,7 @@ void Scheduler::StashChunkedReq() {
   // Only KV that exists is published: a chunk that got no budget has extend_end == prefix.
   if (chunked_req_->extend_end > static_cast<int32_t>(chunked_req_->prefix_indices.size()) &&
       chunked_req_->kv_len >= chunked_req_->extend_end)
-    cache_->CacheUnfinishedReq(*chunked_req_);
+    cache_adapter_.CacheUnfinishedReq(*cache_, *chunked_req_);
 }
 
 void Scheduler::MergeLastBatch() {
@@ -852,7 +853,7 @@ Status Scheduler::UpdateRunningBatch(ScheduleBatch** out) {
 
 void Scheduler::ReleaseFinished(Req* r) {
   const bool publish = r->finish.kind != FinishKind::kAbort;
-  cache_->CacheFinishedReq(*r, publish);
+  cache_adapter_.CacheFinishedReq(*cache_, *r, publish);
   pool_->Free(r->req_pool_idx);
   r->req_pool_idx = -1;
   r->state = ReqState::kFinished;
@@ -861,7 +862,7 @@ void Scheduler::ReleaseFinished(Req* r) {
 }
 
 void Scheduler::ReleaseForRetract(Req* r) {
-  cache_->CacheFinishedReq(*r, /*insert=*/false);
+  cache_adapter_.CacheFinishedReq(*cache_, *r, /*insert=*/false);
   pool_->Free(r->req_pool_idx);
   r->ResetForRetract();
 }

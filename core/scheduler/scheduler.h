@@ -20,6 +20,7 @@
 
 #include "core/scheduler/async_worker.h"
 #include "core/scheduler/batch_preparer.h"
+#include "core/scheduler/cache_adapter.h"
 #include "core/scheduler/decode_memory.h"
 #include "core/scheduler/finish_checker.h"
 #include "core/scheduler/new_token_ratio.h"
@@ -184,6 +185,7 @@ class Scheduler {
   FinishChecker checker_;
   OutputStreamer streamer_;
   BatchPreparer preparer_;
+  CacheAdapter cache_adapter_;
   DecodeMemory decode_mem_;
   NewTokenRatio ratio_;
 

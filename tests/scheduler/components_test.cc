@@ -3,6 +3,8 @@
 // the decode memory check (4.1), streaming decisions (7.4).
 #include <gtest/gtest.h>
 
+#include "core/scheduler/cache_adapter.h"
+
 #include <memory>
 
 #include "core/scheduler/decode_memory.h"
@@ -28,7 +30,7 @@ struct AdderFixture {
   explicit AdderFixture(int32_t page, int64_t slots = 10000) {
     alloc = MakeKvAllocator(page, slots);
     pool = std::make_unique<ReqToTokenPool>(8, 64);
-    cache.Attach({alloc.get(), pool.get(), page});
+    cache.Attach({alloc.get(), page});
   }
   std::unique_ptr<KvAllocator> alloc;
   std::unique_ptr<ReqToTokenPool> pool;
@@ -156,7 +158,8 @@ TEST(Retraction, NewTokenRatioAfterRetraction) {
   auto alloc = MakeKvAllocator(1, 24);
   ReqToTokenPool pool(4, 64);
   RadixCache cache;
-  cache.Attach({alloc.get(), &pool, 1});
+  cache.Attach({alloc.get(), 1});
+  CacheAdapter adapter(alloc.get(), &pool, 1);
   std::vector<std::unique_ptr<Req>> own;
   std::vector<Req*> reqs;
   // Three decoding requests holding 8 KV slots each: the pool (24) is full.
@@ -174,7 +177,7 @@ TEST(Retraction, NewTokenRatioAfterRetraction) {
   EXPECT_FALSE(mem.Check(reqs, &cache));
   std::vector<Req*> retracted;
   auto release = [&](Req* r) {
-    cache.CacheFinishedReq(*r, false);
+    adapter.CacheFinishedReq(cache, *r, false);
     pool.Free(r->req_pool_idx);
     r->ResetForRetract();
   };

@@ -70,6 +70,13 @@ TEST(PluginHost, RefusesWithClearErrors) {
   EXPECT_EQ(abi.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(abi.status().message().find("ABI version 99"), std::string::npos) << abi.status().message();
 
+  // The right ABI version but other headers behind it (the interface hash differs): refused too.
+  auto other = host.CreatePolicy("otherheaders");
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(other.status().message().find("built against other scheduler headers"), std::string::npos)
+      << other.status().message();
+
   auto noentry = host.CreatePolicy("noentry");
   ASSERT_FALSE(noentry.ok());
   EXPECT_EQ(noentry.status().code(), StatusCode::kNotFound);

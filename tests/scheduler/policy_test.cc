@@ -38,8 +38,8 @@ class PolicyTest : public ::testing::Test {
   void SetUp() override {
     alloc_ = MakeKvAllocator(1, 100000);
     pool_ = std::make_unique<ReqToTokenPool>(4, 16);
-    radix_.Attach({alloc_.get(), pool_.get(), 1});
-    chunk_.Attach({alloc_.get(), pool_.get(), 1});
+    radix_.Attach({alloc_.get(), 1});
+    chunk_.Attach({alloc_.get(), 1});
   }
   void Cache(const V& tokens) {
     V slots;
@@ -57,9 +57,9 @@ class PolicyTest : public ::testing::Test {
     queue_.push_back(reqs_.back().get());
     return reqs_.back().get();
   }
-  V OrderWith(SchedulePolicy& p, const PrefixCache& c) {
+  V OrderWith(SchedulePolicy& p, const PrefixCache& c, double now_s = 0) {
     V order;
-    p.Order(queue_, c, &order);
+    p.Order(queue_, OrderContext{c, now_s}, &order);
     return order;
   }
   template <typename F>
@@ -120,19 +120,22 @@ TEST_F(PolicyTest, InBatchDedupDeprioritizesSiblingsOfAnUncachedLongPrefix) {
 }
 
 // Aging (anti-starvation): requests that waited longer than aging_ms go first, oldest first;
-// the rest keep the LPM order. Off (0) by default: LPM alone starves the cold request.
+// the rest keep the LPM order. Off (0) by default: LPM alone starves the cold request. The time
+// is the scheduler's, given to the policy, so the test sets it.
 TEST_F(PolicyTest, LpmAgingPutsLongWaitingRequestsFirst) {
-  const double now = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  const double now = 10000;
   Cache(Seq(100, 50));
-  Add(Seq(900, 20))->wait_entry_time = now - 3600;                    // 0: cold, waited an hour
-  Add(Cat(Seq(100, 50), Seq(7, 5)))->wait_entry_time = now + 3600;    // 1: hot, fresh
-  Add(Seq(800, 20))->wait_entry_time = now - 7200;                    // 2: cold, waited two hours
-  Add(Cat(Seq(100, 20), Seq(3000, 5)))->wait_entry_time = now + 3600; // 3: partly hot, fresh
+  Add(Seq(900, 20))->wait_entry_time = now - 3600;                   // 0: cold, waited an hour
+  Add(Cat(Seq(100, 50), Seq(7, 5)))->wait_entry_time = now - 0.5;    // 1: hot, fresh
+  Add(Seq(800, 20))->wait_entry_time = now - 7200;                   // 2: cold, waited two hours
+  Add(Cat(Seq(100, 20), Seq(3000, 5)))->wait_entry_time = now - 0.5; // 3: partly hot, fresh
   auto plain = Make(MakeLpmPolicy, std::span(kLpmParams, kNumLpmParams));
-  EXPECT_EQ(OrderWith(*plain, radix_), (V{1, 3, 0, 2}));
+  EXPECT_EQ(OrderWith(*plain, radix_, now), (V{1, 3, 0, 2}));
   auto aging = Make(MakeLpmPolicy, std::span(kLpmParams, kNumLpmParams), {{"aging_ms", "1000"}});
   // Aged ones first in arrival order (0 arrived before 2), then LPM.
-  EXPECT_EQ(OrderWith(*aging, radix_), (V{0, 2, 1, 3}));
+  EXPECT_EQ(OrderWith(*aging, radix_, now), (V{0, 2, 1, 3}));
+  // The same queue a moment after the cold ones arrived: nothing has aged yet.
+  EXPECT_EQ(OrderWith(*aging, radix_, now - 7199.5), (V{1, 3, 0, 2}));
 }
 
 TEST_F(PolicyTest, LpmKeepsQueueOrderAboveTheCutoffAndWithChunkCache) {

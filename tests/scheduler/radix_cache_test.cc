@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "core/scheduler/kv_allocator.h"
+#include "core/scheduler/cache_adapter.h"
 #include "core/scheduler/req_to_token_pool.h"
 #include "plugins/cache/chunk/chunk_cache.h"
 #include "plugins/cache/radix/radix_cache.h"
@@ -17,7 +18,8 @@ class RadixTest : public ::testing::Test {
     alloc_ = MakeKvAllocator(page, 256);
     pool_ = std::make_unique<ReqToTokenPool>(8, 64);
     cache_ = std::make_unique<RadixCache>(order);
-    cache_->Attach({alloc_.get(), pool_.get(), page});
+    cache_->Attach({alloc_.get(), page});
+    adapter_ = std::make_unique<CacheAdapter>(alloc_.get(), pool_.get(), page);
   }
   // Inserts tokens with freshly allocated slots; returns the slots.
   V Put(const V& tokens) {
@@ -35,6 +37,7 @@ class RadixTest : public ::testing::Test {
   }
   std::unique_ptr<KvAllocator> alloc_;
   std::unique_ptr<ReqToTokenPool> pool_;
+  std::unique_ptr<CacheAdapter> adapter_;  // the request side of caching, the same for every cache
   std::unique_ptr<RadixCache> cache_;
 };
 
@@ -170,7 +173,7 @@ TEST_F(RadixTest, CacheUnfinishedThenFinishedRequest) {
   ASSERT_TRUE(alloc_->Alloc(3, &out));
   std::copy(out.begin(), out.end(), row.begin() + 3);
   r.extend_end = r.kv_len = 6;
-  cache_->CacheUnfinishedReq(r);
+  adapter_->CacheUnfinishedReq(*cache_, r);
   EXPECT_EQ(r.cache_protected_len, 6);
   EXPECT_EQ(cache_->protected_size(), 6);
   EXPECT_EQ(r.prefix_indices.size(), 6u);
@@ -180,7 +183,7 @@ TEST_F(RadixTest, CacheUnfinishedThenFinishedRequest) {
   row[6] = out.back();
   r.kv_len = 7;
   r.tokens.push_back(8);
-  cache_->CacheFinishedReq(r, true);
+  adapter_->CacheFinishedReq(*cache_, r, true);
   EXPECT_EQ(cache_->protected_size(), 0);
   EXPECT_EQ(cache_->evictable_size(), 7);
   EXPECT_EQ(alloc_->available_size() + cache_->evictable_size(), 256);
@@ -201,12 +204,12 @@ TEST_F(RadixTest, DuplicatePrefillRepointsTheRow) {
   r.last_node = nullptr;
   r.extend_end = r.kv_len = 5;
   r.worker_synced_len = 5;
-  cache_->CacheUnfinishedReq(r);
+  adapter_->CacheUnfinishedReq(*cache_, r);
   V tree = Match({1, 2, 3, 4});
   EXPECT_TRUE(std::equal(tree.begin(), tree.end(), row.begin()));
   EXPECT_EQ(r.worker_synced_len, 0);  // the worker's mirror must be patched
   for (int i = 0; i < 4; ++i) EXPECT_TRUE(alloc_->IsSlotFree(out[i]));
-  cache_->CacheFinishedReq(r, false);
+  adapter_->CacheFinishedReq(*cache_, r, false);
   EXPECT_EQ(alloc_->available_size() + cache_->evictable_size(), 256);
 }
 
@@ -255,7 +258,8 @@ TEST(ChunkCache, NoSharingAndFreesOnFinish) {
   auto alloc = MakeKvAllocator(1, 64);
   ReqToTokenPool pool(2, 32);
   ChunkCache cache;
-  cache.Attach({alloc.get(), &pool, 1});
+  cache.Attach({alloc.get(), 1});
+  CacheAdapter adapter(alloc.get(), &pool, 1);
   Req r;
   r.tokens = {1, 2, 3, 4};
   r.input_len = 4;
@@ -264,12 +268,12 @@ TEST(ChunkCache, NoSharingAndFreesOnFinish) {
   ASSERT_TRUE(alloc->Alloc(2, &out));  // first chunk of 2
   std::copy(out.begin(), out.end(), pool.Row(r.req_pool_idx).begin());
   r.extend_end = r.kv_len = 2;
-  cache.CacheUnfinishedReq(r);
+  adapter.CacheUnfinishedReq(cache, r);
   EXPECT_EQ(r.prefix_indices, out);
   EXPECT_EQ(cache.evictable_size(), 0);
   V none;
   EXPECT_EQ(cache.PeekMatchLength(V{1, 2}), 0);
-  cache.CacheFinishedReq(r, true);
+  adapter.CacheFinishedReq(cache, r, true);
   EXPECT_EQ(alloc->available_size(), 64);
   EXPECT_FALSE(cache.shares_prefixes());
 }

@@ -27,7 +27,7 @@ V Random(std::mt19937_64& rng, int n) {
 // A tree of 100k tokens in 1,000 sequences of 100 tokens.
 struct Tree {
   Tree() : alloc(MakeKvAllocator(1, 1 << 20)), pool(1, 8) {
-    cache.Attach({alloc.get(), &pool, 1});
+    cache.Attach({alloc.get(), 1});
     std::mt19937_64 rng(1);
     for (int i = 0; i < 1000; ++i) seqs.push_back(Random(rng, 100));
     Fill();
@@ -106,7 +106,7 @@ void BM_RadixInsert(benchmark::State& state) {
   auto refill = [&] {
     t.cache.Reset();
     t.alloc->Clear();
-    t.cache.Attach({t.alloc.get(), &t.pool, 1});
+    t.cache.Attach({t.alloc.get(), 1});
     t.Fill();
     for (auto& s : fresh_slots) {
       s.clear();
@@ -164,7 +164,7 @@ void BM_LpmCalcPriority(benchmark::State& state) {
   LpmPolicy lpm(128, 32, 32);
   V order;
   for (auto _ : state) {
-    lpm.Order(queue, t.cache, &order);
+    lpm.Order(queue, OrderContext{t.cache, 0.0}, &order);
     benchmark::DoNotOptimize(order.data());
   }
 }

@@ -1,7 +1,8 @@
-// ChunkCache: the `chunk` cache (SCHEDULER_SPEC 6.8): no sharing. It only
-// keeps a request's own KV across the chunks of a chunked prefill and frees it
-// when the request ends. Locks and eviction are no-ops; nothing is evictable.
-// Not thread-safe: scheduler thread only.
+// ChunkCache: the `chunk` cache (SCHEDULER_SPEC 6.8): no sharing, so it holds
+// nothing: the CacheAdapter keeps a request's own KV across the chunks of a
+// chunked prefill and frees it when the request ends. Locks and eviction are
+// no-ops; nothing is evictable.
+// Thread-safety: none needed (no state).
 #pragma once
 
 #include "core/scheduler/prefix_cache.h"
@@ -12,11 +13,9 @@ class ChunkCache final : public PrefixCache {
  public:
   std::string_view name() const override { return "chunk"; }
   bool shares_prefixes() const override { return false; }
-  void Attach(const PrefixCacheContext& ctx) override { ctx_ = ctx; }
+  void Attach(const PrefixCacheContext&) override {}
   CacheNodeRef MatchPrefix(std::span<const int32_t>, std::vector<int32_t>*) override { return nullptr; }
   int32_t Insert(std::span<const int32_t>, std::span<const int32_t>, int64_t) override { return 0; }
-  void CacheFinishedReq(Req& req, bool insert) override;
-  void CacheUnfinishedReq(Req& req) override;
   void IncLockRef(CacheNodeRef) override {}
   void DecLockRef(CacheNodeRef) override {}
   int64_t Evict(int64_t) override { return 0; }
@@ -27,9 +26,6 @@ class ChunkCache final : public PrefixCache {
     if (node) *node = nullptr;
     return 0;
   }
-
- private:
-  PrefixCacheContext ctx_;
 };
 
 }  // namespace radixserve::sched

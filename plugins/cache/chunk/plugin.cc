@@ -1,22 +1,12 @@
 // Plugin entry point of the `chunk` cache.
-#include <cstdio>
-
-#include "core/scheduler/params.h"
-#include "core/scheduler/plugin_abi.h"
+#include "core/scheduler/plugin_entry.h"
 #include "plugins/cache/chunk/chunk_cache.h"
 
 namespace {
-
-void* Create(const void*, char*, size_t) {
-  radixserve::sched::PrefixCache* cache = new radixserve::sched::ChunkCache();
-  return cache;
+radixserve::Result<std::unique_ptr<radixserve::sched::PrefixCache>> MakeChunkCache(const radixserve::sched::Params&) {
+  return std::unique_ptr<radixserve::sched::PrefixCache>(new radixserve::sched::ChunkCache());
 }
-void Destroy(void* p) { delete static_cast<radixserve::sched::PrefixCache*>(p); }
-
-const RsPluginDescriptor kDescriptor = {RADIXSERVE_PLUGIN_ABI_VERSION, RS_PLUGIN_CACHE, "chunk",
-                                        "no prefix sharing; frees KV when a request ends",
-                                        nullptr, 0, &Create, &Destroy};
-
 }  // namespace
 
-RADIXSERVE_PLUGIN_EXPORT const RsPluginDescriptor* radixserve_plugin_descriptor(void) { return &kDescriptor; }
+RADIXSERVE_DEFINE_PLUGIN(RS_PLUGIN_CACHE, radixserve::sched::PrefixCache, "chunk",
+                         "no prefix sharing; frees KV when a request ends", nullptr, 0, MakeChunkCache)

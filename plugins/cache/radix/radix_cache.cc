@@ -270,50 +270,6 @@ int32_t RadixCache::Insert(std::span<const int32_t> key, std::span<const int32_t
   return total;
 }
 
-void RadixCache::CacheFinishedReq(Req& req, bool insert) {
-  std::span<int32_t> row = ctx_.req_to_token->Row(req.req_pool_idx);
-  const int32_t committed = std::max(0, std::min(req.kv_len, req.seq_len() - 1));
-  const int32_t aligned = committed / page_ * page_;
-  const int32_t prot = std::min(req.cache_protected_len, aligned);
-  if (insert) {
-    int32_t p = Insert(std::span<const int32_t>(req.tokens.data(), aligned), row.first(aligned), req.priority);
-    if (p > prot) FreeSlots(row.subspan(prot, p - prot));
-  } else if (aligned > prot) {
-    FreeSlots(row.subspan(prot, aligned - prot));
-  }
-  // The tail the tree does not own: unaligned remainder and over-allocation (overlap mode).
-  const int32_t owned_end = std::max(aligned, req.cache_protected_len);
-  if (req.kv_len > owned_end) FreeSlots(row.subspan(owned_end, req.kv_len - owned_end));
-  DecLockRef(req.last_node);
-  req.last_node = nullptr;
-  req.kv_len = 0;
-  req.cache_protected_len = 0;
-  req.prefix_indices.clear();
-}
-
-void RadixCache::CacheUnfinishedReq(Req& req) {
-  std::span<int32_t> row = ctx_.req_to_token->Row(req.req_pool_idx);
-  const int32_t fill = req.extend_end;
-  const int32_t aligned = fill / page_ * page_;
-  const int32_t prot = req.cache_protected_len;
-  std::span<const int32_t> keys(req.tokens.data(), aligned);
-  int32_t p = Insert(keys, row.first(aligned), req.priority);
-  if (p > prot) FreeSlots(row.subspan(prot, p - prot));
-  match_scratch_.clear();
-  CacheNodeRef new_last = MatchPrefix(keys, &match_scratch_);
-  CHECK_EQ(static_cast<int32_t>(match_scratch_.size()), aligned);
-  if (p > prot) {
-    // Point the row at the tree's copies of the tokens we just found duplicated.
-    std::copy(match_scratch_.begin() + prot, match_scratch_.begin() + p, row.begin() + prot);
-    req.worker_synced_len = std::min(req.worker_synced_len, prot);
-  }
-  req.cache_protected_len = aligned;
-  IncLockRef(new_last);
-  DecLockRef(req.last_node);
-  req.last_node = new_last;
-  req.prefix_indices.assign(row.begin(), row.begin() + fill);
-}
-
 void RadixCache::IncLockRef(CacheNodeRef ref) {
   for (Node* n = N(ref); n != nullptr && n != root_; n = n->parent) {
     if (n->lock_ref == 0) {

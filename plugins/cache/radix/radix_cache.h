@@ -33,8 +33,6 @@ class RadixCache final : public PrefixCache {
   CacheNodeRef MatchPrefix(std::span<const int32_t> key, std::vector<int32_t>* slots) override;
   void TouchPrefix(std::span<const int32_t> key) override;
   int32_t Insert(std::span<const int32_t> key, std::span<const int32_t> slots, int64_t priority) override;
-  void CacheFinishedReq(Req& req, bool insert) override;
-  void CacheUnfinishedReq(Req& req) override;
   void IncLockRef(CacheNodeRef node) override;
   void DecLockRef(CacheNodeRef node) override;
   int64_t Evict(int64_t num_tokens) override;
@@ -108,7 +106,6 @@ class RadixCache final : public PrefixCache {
   std::vector<Node*> evictable_leaves_;
   // Scratch reused across calls (no per-call allocation once warm).
   std::vector<std::pair<std::pair<int64_t, int64_t>, Node*>> heap_;
-  std::vector<int32_t> match_scratch_;
   mutable std::unordered_map<const Node*, std::pair<int32_t, int32_t>> dfs_weight_;  // weight, first req
   mutable std::vector<int32_t> dfs_next_;
 };

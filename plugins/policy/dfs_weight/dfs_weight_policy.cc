@@ -11,9 +11,10 @@ const RsParamSpec kDfsWeightParams[] = {
 };
 const uint32_t kNumDfsWeightParams = sizeof(kDfsWeightParams) / sizeof(kDfsWeightParams[0]);
 
-void DfsWeightPolicy::Order(std::span<const Req* const> queue, const PrefixCache& cache,
+void DfsWeightPolicy::Order(std::span<const Req* const> queue, const OrderContext& ctx,
                             std::vector<int32_t>* order) {
   FcfsOrder(queue.size(), order);
+  const PrefixCache& cache = ctx.cache;
   matched_ = cache.shares_prefixes();
   if (!matched_) return;
   nodes_.resize(queue.size());

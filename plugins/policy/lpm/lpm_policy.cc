@@ -1,7 +1,6 @@
 #include "plugins/policy/lpm/lpm_policy.h"
 
 #include <algorithm>
-#include <chrono>
 #include <climits>
 
 namespace radixserve::sched {
@@ -14,7 +13,8 @@ const RsParamSpec kLpmParams[] = {
 };
 const uint32_t kNumLpmParams = sizeof(kLpmParams) / sizeof(kLpmParams[0]);
 
-void LpmPolicy::Order(std::span<const Req* const> queue, const PrefixCache& cache, std::vector<int32_t>* order) {
+void LpmPolicy::Order(std::span<const Req* const> queue, const OrderContext& ctx, std::vector<int32_t>* order) {
+  const PrefixCache& cache = ctx.cache;
   FcfsOrder(queue.size(), order);
   ++orders_;
   matched_ = cache.shares_prefixes() && static_cast<int32_t>(queue.size()) <= fcfs_cutoff_;
@@ -32,9 +32,8 @@ void LpmPolicy::Order(std::span<const Req* const> queue, const PrefixCache& cach
   for (uint8_t d : deprioritized_) deprioritized_total_ += d;
   aged_.assign(queue.size(), 0);
   if (aging_s_ > 0) {
-    // wait_entry_time is on the scheduler's monotonic clock (steady_clock).
-    const double now =
-        std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    // The scheduler's clock, the one of wait_entry_time (tests age requests with a fake one).
+    const double now = ctx.now_s;
     for (size_t i = 0; i < queue.size(); ++i) {
       aged_[i] = now - queue[i]->wait_entry_time > aging_s_;
       aged_total_ += aged_[i];

@@ -17,7 +17,7 @@ int64_t PriorityPolicy::Key(const Req& r) const {
   return r.priority * sign_;
 }
 
-void PriorityPolicy::Order(std::span<const Req* const> queue, const PrefixCache&, std::vector<int32_t>* order) {
+void PriorityPolicy::Order(std::span<const Req* const> queue, const OrderContext&, std::vector<int32_t>* order) {
   FcfsOrder(queue.size(), order);
   std::stable_sort(order->begin(), order->end(), [&](int32_t a, int32_t b) {
     int64_t ka = Key(*queue[a]), kb = Key(*queue[b]);

@@ -20,7 +20,7 @@ class PriorityPolicy final : public SchedulePolicy {
   PriorityPolicy(bool low_values_first, bool preemption, int64_t preemption_threshold)
       : sign_(low_values_first ? 1 : -1), preemption_(preemption), threshold_(preemption_threshold) {}
   std::string_view name() const override { return "priority"; }
-  void Order(std::span<const Req* const> queue, const PrefixCache& cache, std::vector<int32_t>* order) override;
+  void Order(std::span<const Req* const> queue, const OrderContext& ctx, std::vector<int32_t>* order) override;
   int32_t ChooseQueueVictim(std::span<const Req* const> queue, const Req& incoming) const override;
   bool preemption_enabled() const override { return preemption_; }
   bool MayPreempt(const Req& incoming, const Req& running) const override;

@@ -16,7 +16,7 @@ class BrokenOrderPolicy : public radixserve::sched::SchedulePolicy {
  public:
   explicit BrokenOrderPolicy(std::string mode) : mode_(std::move(mode)) {}
   std::string_view name() const override { return "brokenorder"; }
-  void Order(std::span<const radixserve::sched::Req* const> queue, const radixserve::sched::PrefixCache&,
+  void Order(std::span<const radixserve::sched::Req* const> queue, const radixserve::sched::OrderContext&,
              std::vector<int32_t>* order) override {
     radixserve::sched::FcfsOrder(queue.size(), order);
     if (queue.size() < 2) return;
@@ -37,7 +37,7 @@ void* Create(const void* p, char* err, size_t len) {
   return policy;
 }
 void Destroy(void* o) { delete static_cast<radixserve::sched::SchedulePolicy*>(o); }
-const RsPluginDescriptor kDesc = {RADIXSERVE_PLUGIN_ABI_VERSION, RS_PLUGIN_POLICY, "brokenorder", "test", kParams, 1,
+const RsPluginDescriptor kDesc = {RADIXSERVE_PLUGIN_ABI_VERSION, RS_PLUGIN_POLICY, RADIXSERVE_PLUGIN_INTERFACE_HASH, "brokenorder", "test", kParams, 1,
                                   &Create, &Destroy};
 
 }  // namespace

@@ -4,7 +4,7 @@
 namespace {
 void* Create(const void*, char*, size_t) { return nullptr; }
 void Destroy(void*) {}
-const RsPluginDescriptor kDesc = {99u, RS_PLUGIN_POLICY, "wrongabi", "test", nullptr,
+const RsPluginDescriptor kDesc = {99u, RS_PLUGIN_POLICY, 0, "wrongabi", "test", nullptr,
                                   0, &Create, &Destroy};
 }  // namespace
 
