@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
@@ -25,8 +26,8 @@ std::vector<std::string> DefaultComponentDirs() {
   return dirs;
 }
 
-Result<const RsNodeComponent*> LoadComponent(const std::string& name_or_path,
-                                             const std::vector<std::string>& search_dirs) {
+Result<const RsPluginDescriptor*> LoadComponent(const std::string& name_or_path,
+                                                const std::vector<std::string>& search_dirs) {
   std::string path;
   if (name_or_path.size() > 3 && name_or_path.ends_with(".so")) {
     path = name_or_path;
@@ -46,19 +47,35 @@ Result<const RsNodeComponent*> LoadComponent(const std::string& name_or_path,
   }
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) return Status::NotFound("cannot load node component " + path + ": " + ::dlerror());
-  auto entry = reinterpret_cast<const RsNodeComponent* (*)()>(::dlsym(handle, RADIXSERVE_NODE_ENTRY));
+  auto entry = reinterpret_cast<RsPluginEntryFn>(::dlsym(handle, RADIXSERVE_PLUGIN_ENTRY));
   if (!entry) {
     ::dlclose(handle);
-    return Status::InvalidArgument(path + " is not a radixserve node component (no " RADIXSERVE_NODE_ENTRY " symbol)");
+    return Status::InvalidArgument(path + " is not a radixserve plugin (no " RADIXSERVE_PLUGIN_ENTRY " symbol)");
   }
-  const RsNodeComponent* c = entry();
-  if (!c || c->abi_version != RADIXSERVE_NODE_ABI_VERSION) {
-    uint32_t got = c ? c->abi_version : 0;
+  const RsPluginDescriptor* d = entry();
+  Status refused;
+  if (d == nullptr || d->abi_version != RADIXSERVE_PLUGIN_ABI_VERSION) {
+    refused = Status::Unsupported(path + ": plugin ABI version " + std::to_string(d ? d->abi_version : 0) +
+                                  ", this build needs " + std::to_string(RADIXSERVE_PLUGIN_ABI_VERSION));
+  } else if (d->interface_hash != RADIXSERVE_PLUGIN_INTERFACE_HASH) {
+    char got[24], want[24];
+    std::snprintf(got, sizeof(got), "%016llx", static_cast<unsigned long long>(d->interface_hash));
+    std::snprintf(want, sizeof(want), "%016llx", static_cast<unsigned long long>(RADIXSERVE_PLUGIN_INTERFACE_HASH));
+    refused = Status::Unsupported(path + " was built against other headers (interface " + got + ", this build's is " +
+                                  want + "): rebuild it against this version");
+  } else if (d->kind != RS_PLUGIN_NODE || d->create == nullptr || d->destroy == nullptr || d->name == nullptr) {
+    refused = Status::InvalidArgument(path + " is a plugin but not a node component");
+  }
+  if (!refused.ok()) {
     ::dlclose(handle);
-    return Status::Unsupported(path + ": node ABI version " + std::to_string(got) + ", this build needs " +
-                               std::to_string(RADIXSERVE_NODE_ABI_VERSION));
+    return refused;
   }
-  return c;  // the handle is deliberately kept open: nodes live until the process exits
+  return d;  // the handle is deliberately kept open: nodes live until the process exits
+}
+
+std::unique_ptr<Node> CreateNode(const RsPluginDescriptor& desc, const NodeContext& ctx) {
+  char err[256] = {0};
+  return std::unique_ptr<Node>(static_cast<Node*>(desc.create(&ctx, err, sizeof(err))));
 }
 
 }  // namespace radixserve::nodes

@@ -20,8 +20,8 @@ Status Container::Load(const std::vector<NodeSpec>& specs, const std::vector<std
     for (const auto& n : nodes_)
       if (n->name() == spec.context.name)
         return Status::InvalidArgument("two nodes are named '" + spec.context.name + "'");
-    RS_ASSIGN_OR_RETURN(const RsNodeComponent* c, LoadComponent(spec.component, component_dirs));
-    std::unique_ptr<Node> node(c->create(&spec.context));
+    RS_ASSIGN_OR_RETURN(const RsPluginDescriptor* c, LoadComponent(spec.component, component_dirs));
+    std::unique_ptr<Node> node = CreateNode(*c, spec.context);
     if (!node) return Status::Internal("component '" + spec.component + "' failed to create node " + spec.context.name);
     for (const auto& [k, v] : spec.params) {
       Status s = node->SetParameter(k, v);

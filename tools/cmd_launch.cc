@@ -7,12 +7,15 @@
 // running requests first); a second signal kills everything at once.
 #include <CLI/CLI.hpp>
 #include <glog/logging.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -45,29 +48,45 @@ int Fail(const std::string& msg) {
 }
 
 // Watches the node_status topics and answers "is every node of process X ready". The iceoryx
-// side runs in a child process that reports over a pipe: RouDi signals every registered process
-// when it stops, and the launcher itself must not be one of them.
+// side is `radixserve watch-status`, spawned as its own program reporting over a pipe: RouDi
+// signals every registered process when it stops, and the launcher itself must not be one of
+// them; spawning (not forking this threaded process) gives it a clean process to start in.
 class ReadinessWatcher {
  public:
   ~ReadinessWatcher() { Stop(); }
 
   Status Start(const std::vector<std::string>& namespaces) {
-    int fds[2];
-    if (::pipe(fds) != 0) return Status::IOError("pipe failed");
-    pid_ = ::fork();
-    if (pid_ < 0) return Status::IOError("fork failed");
-    if (pid_ == 0) {
-      ::close(fds[0]);
-      RunChild(fds[1], namespaces);
+    std::error_code ec;
+    const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+    if (ec) return Status::IOError("cannot find this program's path: " + ec.message());
+    std::vector<std::string> args = {self, "watch-status"};
+    for (const auto& ns : namespaces) {
+      args.push_back("--namespace");
+      args.push_back(ns);
     }
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return Status::IOError("pipe failed");
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);  // dup2 clears CLOEXEC on the copy
+    const int rc = ::posix_spawn(&pid_, self.c_str(), &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
     ::close(fds[1]);
+    if (rc != 0) {
+      ::close(fds[0]);
+      pid_ = -1;
+      return Status::IOError(std::string("cannot start the status watcher: ") + std::strerror(rc));
+    }
     read_fd_ = fds[0];
     reader_ = std::thread([this] { ReadLoop(); });
     return Status::Ok();
   }
   void Stop() {
     if (pid_ <= 0) return;
-    ::kill(pid_, SIGUSR1);  // the child exits normally (deregistering from RouDi)
+    ::kill(pid_, SIGUSR1);  // the watcher exits normally (deregistering from RouDi)
     int st = 0;
     // Deregistering waits on RouDi; never let a stuck answer hold the launcher.
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
@@ -98,38 +117,6 @@ class ReadinessWatcher {
   }
 
  private:
-  static std::atomic<bool> child_stop_;
-
-  [[noreturn]] static void RunChild(int fd, const std::vector<std::string>& namespaces) {
-    ::signal(SIGINT, SIG_IGN);   // Ctrl-C is the launcher's to handle
-    ::signal(SIGTERM, SIG_DFL);
-    ::signal(SIGPIPE, SIG_IGN);
-    ::signal(SIGUSR1, [](int) { child_stop_.store(true); });
-    if (!transport::InitRuntime("radixserve_launch_watch_" + std::to_string(getpid())).ok()) std::exit(2);
-    std::vector<std::unique_ptr<transport::Subscriber>> subs;
-    for (const auto& ns : namespaces) {
-      transport::ChannelOptions o;
-      o.block_when_full = false;
-      auto sub = transport::Subscriber::Create({ns, "node_status"}, o);
-      if (!sub.ok()) std::exit(3);
-      subs.push_back(std::move(*sub));
-    }
-    while (!child_stop_.load() && ::getppid() != 1) {
-      for (auto& s : subs) {
-        while (transport::Received r = s->TryTake()) {
-          auto m = transport::ValidateNodeStatus(r.data(), r.size());
-          if (!m.ok()) continue;
-          std::string line = std::string((*m)->name) + "\t" + ((*m)->ready ? "1" : "0") + "\t" +
-                             nodes::NodeStateName(static_cast<nodes::NodeState>((*m)->state)) + "\n";
-          if (::write(fd, line.data(), line.size()) < 0) child_stop_.store(true);
-        }
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    subs.clear();
-    std::exit(0);
-  }
-
   void ReadLoop() {
     std::string buf;
     char chunk[4096];
@@ -153,7 +140,6 @@ class ReadinessWatcher {
   std::mutex mu_;
   std::map<std::string, std::pair<bool, std::string>> state_;  // node -> (ready, lifecycle state)
 };
-std::atomic<bool> ReadinessWatcher::child_stop_{false};
 
 bool HasArg(const std::vector<std::string>& args, const std::string& name) {
   for (const auto& a : args)

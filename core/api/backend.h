@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/api/admin_call.h"
 #include "core/api/generate_request.h"
 #include "core/util/finish_reason.h"
 #include "core/util/status.h"
@@ -79,9 +80,10 @@ class ApiBackend {
   virtual Result<std::string> ServerInfoJson() = 0;   // GET /get_server_info (a JSON object)
   virtual Result<std::string> MetricsText() = 0;      // GET /metrics (Prometheus text format)
   virtual Status FlushCache() = 0;                    // POST /flush_cache
-  // Runtime control under /admin/ (nodes, parameters, policy and cache swaps, plugins): a JSON answer.
-  virtual Result<std::string> Admin(const std::string& method, const std::string& path, const std::string& body) {
-    return Status::NotFound("no control endpoint " + method + " " + path);
+  // Runtime control under /admin/ (nodes, parameters, policy and cache swaps, plugins), parsed by
+  // the HTTP server (core/api/admin_call.h): a JSON answer.
+  virtual Result<std::string> Admin(const AdminCall& call) {
+    return Status::Unsupported("this server has no runtime control");
   }
 };
 

@@ -160,7 +160,9 @@ void HttpServer::Handle(const HttpRequest& request, HttpConnection& conn) {
     }
     if (admin_route && path != "/flush_cache") {
       if (!get && !post) return SendError(conn, {405, "invalid_request_error", "", "use GET or POST on " + path});
-      Result<std::string> out = backend_->Admin(request.method, path, request.body);
+      Result<AdminCall> call = ParseAdminCall(request.method, path, request.body);
+      if (!call.ok()) return SendError(conn, ApiError::FromStatus(call.status()));
+      Result<std::string> out = backend_->Admin(*call);
       if (!out.ok()) return SendError(conn, ApiError::FromStatus(out.status()));
       conn.SendResponse(200, kJson, *out);
       return;

@@ -1,5 +1,7 @@
-/* The plugin C ABI: every policy or cache plugin is a shared library that exports
+/* The plugin C ABI: every policy, cache or node-component plugin is a shared library that exports
  *   extern "C" const RsPluginDescriptor* radixserve_plugin_descriptor(void);
+ * (node components: kind RS_PLUGIN_NODE, `create` takes a const radixserve::nodes::NodeContext*
+ * and returns a radixserve::nodes::Node*; nodes/component.h).
  * The host checks abi_version (this descriptor's layout) before touching anything else,
  * then interface_hash: `create` receives the validated parameters (a const
  * radixserve::sched::Params*) and returns a new radixserve::sched::SchedulePolicy* or
@@ -22,7 +24,7 @@
 extern "C" {
 #endif
 
-typedef enum { RS_PLUGIN_POLICY = 1, RS_PLUGIN_CACHE = 2 } RsPluginKind;
+typedef enum { RS_PLUGIN_POLICY = 1, RS_PLUGIN_CACHE = 2, RS_PLUGIN_NODE = 3 } RsPluginKind;
 typedef enum { RS_PARAM_INT = 1, RS_PARAM_DOUBLE = 2, RS_PARAM_BOOL = 3, RS_PARAM_STRING = 4 } RsParamType;
 
 typedef struct {

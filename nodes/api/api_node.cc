@@ -119,14 +119,11 @@ Status ApiNode::OnConfigure() {
 }
 
 Status ApiNode::OnActivate() {
-  running_.store(true);
   draining_.store(false);
-  receiver_ = std::thread([this] { ReceiveLoop(); });
+  receiver_.Start(waiter_.get(), [this] { ReceiveLoop(); });
   Status s = server_->Start();
   if (!s.ok()) {
-    running_.store(false);
-    waiter_->Wake();
-    receiver_.join();
+    receiver_.Stop();
     return s;
   }
   LOG(INFO) << name() << ": serving http://" << params().GetString("host") << ":" << server_->port();
@@ -153,9 +150,7 @@ Status ApiNode::OnDeactivate() {
     LOG(WARNING) << name() << ": " << left << " requests still running and " << writing
                  << " answers still being written after the drain timeout";
   server_->Stop();  // aborts in-flight requests of closed connections
-  running_.store(false);
-  waiter_->Wake();
-  if (receiver_.joinable()) receiver_.join();
+  receiver_.Stop();
   FailAllPending("the server is shutting down");
   return Status::Ok();
 }
@@ -322,128 +317,79 @@ Result<std::string> ApiNode::ControlJson(control::ControlRequest req) {
   return out.dump();
 }
 
-Result<std::string> ApiNode::Admin(const std::string& method, const std::string& path, const std::string& body) {
-  const bool post = method == "POST";
-  nlohmann::json args = nlohmann::json::object();
-  if (post && !body.empty()) {
-    args = nlohmann::json::parse(body, nullptr, false);
-    if (args.is_discarded() || !args.is_object()) return Status::InvalidArgument("the body must be a JSON object");
-  }
-  auto str = [&args](const char* k) -> Result<std::string> {
-    if (!args.contains(k) || !args[k].is_string())
-      return Status::InvalidArgument(std::string("field '") + k + "' (a string) is required");
-    return args[k].get<std::string>();
+Result<std::string> ApiNode::Admin(const api::AdminCall& call) {
+  using Kind = api::AdminCall::Kind;
+  auto plugin_spec = [&call](control::PluginSpec* spec) {
+    spec->set_name(call.name);
+    for (const auto& [k, v] : call.params) (*spec->mutable_params())[k] = v;
+    spec->set_mode(call.mode);
   };
-  auto plugin_spec = [&args, &str](control::PluginSpec* spec) -> Status {
-    RS_ASSIGN_OR_RETURN(std::string n, str("name"));
-    spec->set_name(n);
-    if (args.contains("params")) {
-      if (!args["params"].is_object()) return Status::InvalidArgument("field 'params' must be an object");
-      for (auto& [k, v] : args["params"].items())
-        (*spec->mutable_params())[k] = v.is_string() ? v.get<std::string>() : v.dump();
-    }
-    if (args.contains("mode") && args["mode"].is_string()) spec->set_mode(args["mode"].get<std::string>());
-    return Status::Ok();
-  };
-  control::ControlRequest req;
-  if (!post && path == "/admin/nodes") {
-    nlohmann::json nodes = nlohmann::json::object();
-    auto now = Clock::now();
-    std::lock_guard<std::mutex> l(nodes_mu_);
-    for (const auto& [n, s] : nodes_)
-      nodes[n] = {{"state", s.state}, {"ready", s.ready}, {"pid", s.pid},
-                  {"last_seen_s", std::chrono::duration<double>(now - s.when).count()}};
-    return nlohmann::json{{"nodes", nodes}}.dump();
-  }
-  if (!post && path == "/admin/policy") {
+  auto scheduler_info = [this]() -> Result<nlohmann::json> {
+    control::ControlRequest req;
     req.mutable_get_server_info();
     RS_ASSIGN_OR_RETURN(control::ControlReply reply, Control(req));
     auto info = nlohmann::json::parse(reply.json(), nullptr, false);
     if (info.is_discarded() || !info.contains("scheduler")) return Status::Unavailable("no scheduler answered");
-    return nlohmann::json{{"policy", info["scheduler"]["policy"]}, {"policy_stats", info["scheduler"]["policy_stats"]},
-                          {"cache", info["scheduler"]["cache"]}}.dump();
-  }
-  if (!post && path == "/admin/plugins") {
-    req.mutable_list_plugins();
-    return ControlJson(req);
-  }
-  if (post && path == "/admin/policy/swap") {
-    RS_RETURN_IF_ERROR(plugin_spec(req.mutable_swap_policy()));
-    return ControlJson(req);
-  }
-  if (post && path == "/admin/cache/swap") {
-    RS_RETURN_IF_ERROR(plugin_spec(req.mutable_swap_cache()));
-    return ControlJson(req);
-  }
-  if (post && path == "/admin/cache/flush") {
-    req.mutable_flush_cache();
-    return ControlJson(req);
-  }
-  if (!post && path == "/admin/cache/stats") {
-    req.mutable_get_stats();
-    return ControlJson(req);
-  }
-  if (post && path == "/admin/plugin/load") {
-    RS_ASSIGN_OR_RETURN(std::string p, str("path"));
-    req.set_load_plugin(p);
-    return ControlJson(req);
-  }
-  const std::string kParams = "/admin/params/";
-  if (path.rfind(kParams, 0) == 0) {
-    std::string node = path.substr(kParams.size());
-    if (node == name()) {  // this node's own parameters
-      if (!post) return nlohmann::json{{"node", node}, {"parameters", params().Snapshot()}}.dump();
-      RS_ASSIGN_OR_RETURN(std::string pn, str("name"));
-      RS_ASSIGN_OR_RETURN(std::string pv, str("value"));
-      RS_RETURN_IF_ERROR(SetParameter(pn, pv));
-      return nlohmann::json{{"success", true}}.dump();
+    return info;
+  };
+  control::ControlRequest req;
+  switch (call.kind) {
+    case Kind::kListNodes: {
+      nlohmann::json nodes = nlohmann::json::object();
+      auto now = Clock::now();
+      std::lock_guard<std::mutex> l(nodes_mu_);
+      for (const auto& [n, s] : nodes_)
+        nodes[n] = {{"state", s.state}, {"ready", s.ready}, {"pid", s.pid},
+                    {"last_seen_s", std::chrono::duration<double>(now - s.when).count()}};
+      return nlohmann::json{{"nodes", nodes}}.dump();
     }
-    if (node == "scheduler") {
-      if (!post) {
-        req.mutable_get_server_info();
-        RS_ASSIGN_OR_RETURN(control::ControlReply reply, Control(req));
-        auto info = nlohmann::json::parse(reply.json(), nullptr, false);
-        if (info.is_discarded()) return Status::Unavailable("no scheduler answered");
-        return nlohmann::json{{"node", node}, {"parameters", info["scheduler"]["parameters"]}}.dump();
-      }
-      RS_ASSIGN_OR_RETURN(std::string pn, str("name"));
-      RS_ASSIGN_OR_RETURN(std::string pv, str("value"));
-      req.mutable_set_parameter()->set_name(pn);
-      req.mutable_set_parameter()->set_value(pv);
+    case Kind::kShowPolicy: {
+      RS_ASSIGN_OR_RETURN(nlohmann::json info, scheduler_info());
+      return nlohmann::json{{"policy", info["scheduler"]["policy"]}, {"policy_stats", info["scheduler"]["policy_stats"]},
+                            {"cache", info["scheduler"]["cache"]}}.dump();
+    }
+    case Kind::kListPlugins:
+      req.mutable_list_plugins();
       return ControlJson(req);
-    }
-    return Status::NotFound("parameters of node '" + node + "' are not reachable from the api node (try api or scheduler)");
+    case Kind::kSwapPolicy:
+      plugin_spec(req.mutable_swap_policy());
+      return ControlJson(req);
+    case Kind::kSwapCache:
+      plugin_spec(req.mutable_swap_cache());
+      return ControlJson(req);
+    case Kind::kFlushCache:
+      req.mutable_flush_cache();
+      return ControlJson(req);
+    case Kind::kCacheStats:
+      req.mutable_get_stats();
+      return ControlJson(req);
+    case Kind::kLoadPlugin:
+      req.set_load_plugin(call.name);
+      return ControlJson(req);
+    case Kind::kGetParams:
+    case Kind::kSetParam:
+      if (call.node == name()) {  // this node's own parameters
+        if (call.kind == Kind::kGetParams)
+          return nlohmann::json{{"node", call.node}, {"parameters", params().Snapshot()}}.dump();
+        RS_RETURN_IF_ERROR(SetParameter(call.name, call.value));
+        return nlohmann::json{{"success", true}}.dump();
+      }
+      if (call.node == "scheduler") {
+        if (call.kind == Kind::kGetParams) {
+          RS_ASSIGN_OR_RETURN(nlohmann::json info, scheduler_info());
+          return nlohmann::json{{"node", call.node}, {"parameters", info["scheduler"]["parameters"]}}.dump();
+        }
+        req.mutable_set_parameter()->set_name(call.name);
+        req.mutable_set_parameter()->set_value(call.value);
+        return ControlJson(req);
+      }
+      return Status::NotFound("parameters of node '" + call.node +
+                              "' are not reachable from the api node (try api or scheduler)");
   }
-  return Status::NotFound("no control endpoint " + method + " " + path);
+  return Status::Internal("unhandled admin call");
 }
 
 Result<std::string> ApiNode::MetricsText() {
-  std::string out;
-  metrics_.ttft.Render("radixserve_time_to_first_token_seconds", "Time to first token", &out);
-  metrics_.inter_token.Render("radixserve_inter_token_latency_seconds", "Time between streamed tokens", &out);
-  metrics_.e2e.Render("radixserve_e2e_request_latency_seconds", "End-to-end request latency", &out);
-  auto counter = [&out](const std::string& n, const std::string& help, double v) {
-    AppendHeader(&out, n, "counter", help);
-    AppendSample(&out, n, v);
-  };
-  auto gauge = [&out](const std::string& n, const std::string& help, double v) {
-    AppendHeader(&out, n, "gauge", help);
-    AppendSample(&out, n, v);
-  };
-  counter("radixserve_prompt_tokens_total", "Prompt tokens of finished requests", double(metrics_.prompt_tokens.load()));
-  counter("radixserve_generation_tokens_total", "Generated tokens of finished requests",
-          double(metrics_.generation_tokens.load()));
-  counter("radixserve_cached_tokens_total", "Prompt tokens served from the prefix cache",
-          double(metrics_.cached_tokens.load()));
-  counter("radixserve_requests_finished_total", "Requests that ended", double(metrics_.requests_finished.load()));
-  counter("radixserve_requests_rejected_overload_total", "Requests refused with 503 at max_queued_requests",
-          double(metrics_.requests_rejected_overload.load()));
-  counter("radixserve_requests_aborted_total", "Requests that ended with an error or abort",
-          double(metrics_.requests_aborted.load()));
-  gauge("radixserve_requests_in_flight", "Requests submitted and not yet ended",
-        double(metrics_.requests_in_flight.load()));
-
-  // Scheduler-side figures, refreshed at most every 100 ms (one control round trip).
   // A scrape never waits for another: while one refreshes, the others render the cached figures.
   std::string stats;
   bool stale;
@@ -465,25 +411,13 @@ Result<std::string> ApiNode::MetricsText() {
       }
     }
   }
-  auto j = nlohmann::json::parse(stats.empty() ? "{}" : stats, nullptr, false);
-  if (j.is_object()) {
-    auto num = [&j](const char* k) { return j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0.0; };
-    gauge("radixserve_num_running_reqs", "Requests in the running batch", num("num_running_reqs"));
-    gauge("radixserve_num_queue_reqs", "Requests waiting to be scheduled", num("num_queue_reqs"));
-    gauge("radixserve_token_usage", "Fraction of KV slots in use (running and cached)", num("token_usage"));
-    gauge("radixserve_cache_hit_rate", "Prompt tokens served from the prefix cache / all prompt tokens",
-          num("cache_hit_rate"));
-    counter("radixserve_retractions_total", "Requests retracted for lack of KV memory", num("retractions"));
-    gauge("radixserve_kv_free_slots", "Free KV slots", num("kv_available"));
-    gauge("radixserve_kv_evictable_slots", "KV slots held only by the prefix cache", num("kv_evictable"));
-  }
-  return out;
+  return RenderMetrics(metrics_, stats);
 }
 
 // ---- receiving ---------------------------------------------------------------------
 
 void ApiNode::ReceiveLoop() {
-  while (running_.load()) {
+  while (receiver_.running()) {
     waiter_->Wait(std::chrono::milliseconds(200));
     while (transport::Received r = str_out_->TryTake()) HandleStrOut(r.data(), r.size());
     while (transport::Received r = control_reply_->TryTake()) HandleControlReply(r.data(), r.size());
@@ -631,11 +565,6 @@ void ApiNode::FailAllPending(const std::string& why) {
   }
 }
 
-namespace {
-Node* Create(const NodeContext* ctx) { return new ApiNode(*ctx); }
-const RsNodeComponent kComponent = {RADIXSERVE_NODE_ABI_VERSION, "api",
-                                    "OpenAI-compatible HTTP server, tokenizer and request tracking", &Create};
-}  // namespace
-RADIXSERVE_EXPORT_NODE_COMPONENT(kComponent)
+RADIXSERVE_DEFINE_NODE_COMPONENT("api", "OpenAI-compatible HTTP server, tokenizer and request tracking", ApiNode)
 
 }  // namespace radixserve::nodes

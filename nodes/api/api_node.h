@@ -24,6 +24,7 @@
 #include "core/tokenizer/tokenizer.h"
 #include "nodes/api/metrics.h"
 #include "nodes/node.h"
+#include "nodes/node_loop.h"
 #include "transport/channel.h"
 #include "transport/fan_out_communicator.h"
 
@@ -47,7 +48,7 @@ class ApiNode : public Node, public api::ApiBackend {
   Result<std::string> ServerInfoJson() override;
   Result<std::string> MetricsText() override;
   Status FlushCache() override;
-  Result<std::string> Admin(const std::string& method, const std::string& path, const std::string& body) override;
+  Result<std::string> Admin(const api::AdminCall& call) override;
 
   // A control call to the scheduler(s), merged. Used by the control endpoints and `radixserve ctl`.
   Result<control::ControlReply> Control(control::ControlRequest req);
@@ -98,8 +99,7 @@ class ApiNode : public Node, public api::ApiBackend {
   // Two lanes over the same topics: reads (stats, server info, plugin lists) never queue behind a
   // change (a cache swap may take as long as its drain).
   std::unique_ptr<transport::FanOutCommunicator> change_comm_, read_comm_;
-  std::thread receiver_;
-  std::atomic<bool> running_{false};
+  NodeLoop receiver_;  // delivers outputs, control replies and node status
   std::atomic<bool> draining_{false};  // shutting down: new requests are refused, running ones finish
 
   std::mutex mu_;

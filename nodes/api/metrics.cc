@@ -1,5 +1,7 @@
 #include "nodes/api/metrics.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cstdio>
 
 namespace radixserve::nodes {
@@ -51,5 +53,47 @@ std::vector<double> LatencyBuckets() {
 }  // namespace
 
 ApiMetrics::ApiMetrics() : ttft(LatencyBuckets()), inter_token(LatencyBuckets()), e2e(LatencyBuckets()) {}
+
+std::string RenderMetrics(const ApiMetrics& m, const std::string& stats) {
+  std::string out;
+  m.ttft.Render("radixserve_time_to_first_token_seconds", "Time to first token", &out);
+  m.inter_token.Render("radixserve_inter_token_latency_seconds", "Time between streamed tokens", &out);
+  m.e2e.Render("radixserve_e2e_request_latency_seconds", "End-to-end request latency", &out);
+  auto counter = [&out](const std::string& n, const std::string& help, double v) {
+    AppendHeader(&out, n, "counter", help);
+    AppendSample(&out, n, v);
+  };
+  auto gauge = [&out](const std::string& n, const std::string& help, double v) {
+    AppendHeader(&out, n, "gauge", help);
+    AppendSample(&out, n, v);
+  };
+  counter("radixserve_prompt_tokens_total", "Prompt tokens of finished requests", double(m.prompt_tokens.load()));
+  counter("radixserve_generation_tokens_total", "Generated tokens of finished requests",
+          double(m.generation_tokens.load()));
+  counter("radixserve_cached_tokens_total", "Prompt tokens served from the prefix cache",
+          double(m.cached_tokens.load()));
+  counter("radixserve_requests_finished_total", "Requests that ended", double(m.requests_finished.load()));
+  counter("radixserve_requests_rejected_overload_total", "Requests refused with 503 at max_queued_requests",
+          double(m.requests_rejected_overload.load()));
+  counter("radixserve_requests_aborted_total", "Requests that ended with an error or abort",
+          double(m.requests_aborted.load()));
+  gauge("radixserve_requests_in_flight", "Requests submitted and not yet ended",
+        double(m.requests_in_flight.load()));
+
+  // Scheduler-side figures, refreshed at most every 100 ms (one control round trip).
+  auto j = nlohmann::json::parse(stats.empty() ? "{}" : stats, nullptr, false);
+  if (j.is_object()) {
+    auto num = [&j](const char* k) { return j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0.0; };
+    gauge("radixserve_num_running_reqs", "Requests in the running batch", num("num_running_reqs"));
+    gauge("radixserve_num_queue_reqs", "Requests waiting to be scheduled", num("num_queue_reqs"));
+    gauge("radixserve_token_usage", "Fraction of KV slots in use (running and cached)", num("token_usage"));
+    gauge("radixserve_cache_hit_rate", "Prompt tokens served from the prefix cache / all prompt tokens",
+          num("cache_hit_rate"));
+    counter("radixserve_retractions_total", "Requests retracted for lack of KV memory", num("retractions"));
+    gauge("radixserve_kv_free_slots", "Free KV slots", num("kv_available"));
+    gauge("radixserve_kv_evictable_slots", "KV slots held only by the prefix cache", num("kv_evictable"));
+  }
+  return out;
+}
 
 }  // namespace radixserve::nodes

@@ -39,6 +39,10 @@ struct ApiMetrics {
   std::atomic<uint64_t> requests_rejected_overload{0};  // refused at max_queued_requests (503)
 };
 
+// The api node's /metrics page: its own figures and the scheduler's (`stats`: the scheduler's
+// stats JSON, possibly a little old; "" when none arrived yet).
+std::string RenderMetrics(const ApiMetrics& metrics, const std::string& stats);
+
 // One Prometheus sample line: "name value\n" (or "name{labels} value\n").
 void AppendSample(std::string* out, const std::string& name, double value, const std::string& labels = "");
 void AppendHeader(std::string* out, const std::string& name, const char* type, const std::string& help);

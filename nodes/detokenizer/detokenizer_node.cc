@@ -37,15 +37,12 @@ Status DetokenizerNode::OnConfigure() {
 }
 
 Status DetokenizerNode::OnActivate() {
-  running_.store(true);
-  thread_ = std::thread([this] { Loop(); });
+  loop_.Start(waiter_.get(), [this] { Loop(); });
   return Status::Ok();
 }
 
 Status DetokenizerNode::OnDeactivate() {
-  running_.store(false);
-  if (waiter_) waiter_->Wake();
-  if (thread_.joinable()) thread_.join();
+  loop_.Stop();
   return Status::Ok();
 }
 
@@ -59,7 +56,7 @@ Status DetokenizerNode::OnCleanup() {
 }
 
 void DetokenizerNode::Loop() {
-  while (running_.load()) {
+  while (loop_.running()) {
     waiter_->Wait(std::chrono::milliseconds(200));
     while (transport::Received r = in_->TryTake()) HandleBatch(r.data(), r.size());
   }
@@ -138,11 +135,6 @@ void DetokenizerNode::HandleBatch(const void* data, size_t size) {
   out_->Publish(*chunk);
 }
 
-namespace {
-Node* Create(const NodeContext* ctx) { return new DetokenizerNode(*ctx); }
-const RsNodeComponent kComponent = {RADIXSERVE_NODE_ABI_VERSION, "detokenizer",
-                                    "token ids to incremental text (SCHEDULER_SPEC 7.5)", &Create};
-}  // namespace
-RADIXSERVE_EXPORT_NODE_COMPONENT(kComponent)
+RADIXSERVE_DEFINE_NODE_COMPONENT("detokenizer", "token ids to incremental text (SCHEDULER_SPEC 7.5)", DetokenizerNode)
 
 }  // namespace radixserve::nodes

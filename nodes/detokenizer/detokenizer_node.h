@@ -12,6 +12,7 @@
 #include "core/gguf/gguf_reader.h"
 #include "core/tokenizer/tokenizer.h"
 #include "nodes/node.h"
+#include "nodes/node_loop.h"
 #include "transport/channel.h"
 
 namespace radixserve::nodes {
@@ -37,8 +38,7 @@ class DetokenizerNode : public Node {
   std::unique_ptr<transport::Subscriber> in_;
   std::unique_ptr<transport::Publisher> out_;
   std::unique_ptr<transport::Waiter> waiter_;
-  std::thread thread_;
-  std::atomic<bool> running_{false};
+  NodeLoop loop_;  // stopped by OnDeactivate, which the destructor runs through Shutdown()
   std::vector<std::string> deltas_;  // reused per batch
   uint64_t dropped_messages_ = 0;
 };

@@ -156,16 +156,13 @@ Status SchedulerNode::OnConfigure() {
 }
 
 Status SchedulerNode::OnActivate() {
-  running_.store(true);
-  thread_ = std::thread([this] { Loop(); });
+  loop_.Start(waiter_.get(), [this] { Loop(); });
   return Status::Ok();
 }
 
 Status SchedulerNode::OnDeactivate() {
-  running_.store(false);
+  loop_.Stop();
   worker_connected_.store(false);
-  if (waiter_) waiter_->Wake();
-  if (thread_.joinable()) thread_.join();
   return Status::Ok();
 }
 
@@ -189,7 +186,7 @@ void SchedulerNode::Loop() {
 }
 
 void SchedulerNode::LoopUntilStopped() {
-  while (running_.load()) {
+  while (loop_.running()) {
     DrainRequests();
     DrainControl();
     if (worker_->TakeWorkerLost()) service_->WorkerLost();
@@ -295,11 +292,6 @@ void SchedulerNode::Reply(uint64_t call_id, control::ControlReply reply) {
     LOG(ERROR) << name() << ": cannot reply to a control call: " << s.ToString();
 }
 
-namespace {
-Node* Create(const NodeContext* ctx) { return new SchedulerNode(*ctx); }
-const RsNodeComponent kComponent = {RADIXSERVE_NODE_ABI_VERSION, "scheduler",
-                                    "SGLang-style scheduler loop with policy and cache plugins", &Create};
-}  // namespace
-RADIXSERVE_EXPORT_NODE_COMPONENT(kComponent)
+RADIXSERVE_DEFINE_NODE_COMPONENT("scheduler", "SGLang-style scheduler loop with policy and cache plugins", SchedulerNode)
 
 }  // namespace radixserve::nodes

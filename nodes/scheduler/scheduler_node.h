@@ -20,6 +20,7 @@
 #include "core/scheduler/scheduler.h"
 #include "core/tokenizer/tokenizer.h"
 #include "nodes/node.h"
+#include "nodes/node_loop.h"
 #include "nodes/scheduler/remote_worker.h"
 #include "nodes/scheduler/scheduler_service.h"
 #include "transport/channel.h"
@@ -58,8 +59,7 @@ class SchedulerNode : public Node {
   std::unique_ptr<transport::Subscriber> requests_, control_;
   std::unique_ptr<transport::Publisher> out_, control_reply_;
   std::unique_ptr<transport::Waiter> waiter_;
-  std::thread thread_;
-  std::atomic<bool> running_{false};
+  NodeLoop loop_;  // stopped by OnDeactivate, which the destructor runs through Shutdown()
   std::atomic<bool> worker_connected_{false};
   std::optional<std::chrono::steady_clock::time_point> worker_absent_since_;  // loop thread only
   uint64_t dropped_messages_ = 0;

@@ -54,15 +54,12 @@ Status WorkerNode::OnConfigure() {
 }
 
 Status WorkerNode::OnActivate() {
-  running_.store(true);
-  thread_ = std::thread([this] { Loop(); });
+  loop_.Start(waiter_.get(), [this] { Loop(); });
   return Status::Ok();
 }
 
 Status WorkerNode::OnDeactivate() {
-  running_.store(false);
-  if (waiter_) waiter_->Wake();
-  if (thread_.joinable()) thread_.join();
+  loop_.Stop();
   return Status::Ok();
 }
 
@@ -76,7 +73,7 @@ Status WorkerNode::OnCleanup() {
 }
 
 void WorkerNode::Loop() {
-  while (running_.load()) {
+  while (loop_.running()) {
     waiter_->Wait(std::chrono::milliseconds(200));
     while (transport::Received r = in_->TryTake()) HandleBatch(r.data(), r.size());
   }
@@ -109,11 +106,6 @@ void WorkerNode::Reply(const sched::ForwardResult& result, const Status& status)
   out_->Publish(*chunk);
 }
 
-namespace {
-Node* Create(const NodeContext* ctx) { return new WorkerNode(*ctx); }
-const RsNodeComponent kComponent = {RADIXSERVE_NODE_ABI_VERSION, "worker",
-                                    "runs forward steps of the model on the CPU", &Create};
-}  // namespace
-RADIXSERVE_EXPORT_NODE_COMPONENT(kComponent)
+RADIXSERVE_DEFINE_NODE_COMPONENT("worker", "runs forward steps of the model on the CPU", WorkerNode)
 
 }  // namespace radixserve::nodes

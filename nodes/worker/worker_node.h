@@ -14,6 +14,7 @@
 #include "nodes/worker/batch_handler.h"
 #include "nodes/forward_codec.h"
 #include "nodes/node.h"
+#include "nodes/node_loop.h"
 #include "transport/channel.h"
 
 namespace radixserve::nodes {
@@ -39,8 +40,7 @@ class WorkerNode : public Node {
   std::unique_ptr<transport::Subscriber> in_;
   std::unique_ptr<transport::Publisher> out_;
   std::unique_ptr<transport::Waiter> waiter_;
-  std::thread thread_;
-  std::atomic<bool> running_{false};
+  NodeLoop loop_;  // stopped by OnDeactivate, which the destructor runs through Shutdown()
   std::unique_ptr<BatchHandler> handler_;
   uint64_t dropped_messages_ = 0;
 };

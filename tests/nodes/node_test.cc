@@ -103,5 +103,20 @@ TEST(Component, MissingComponentIsNotFound) {
   EXPECT_EQ(lib.status().code(), StatusCode::kNotFound);
 }
 
+// Node components are plugins of the one mechanism: the same descriptor, checked the same way; a
+// policy plugin is a plugin but not a component.
+TEST(Component, ComponentsAndOtherPluginsShareOneDescriptor) {
+  const std::string lib = std::string(RADIXSERVE_BINARY_DIR) + "/lib/";
+  auto worker = LoadComponent("worker", {lib});
+  ASSERT_TRUE(worker.ok()) << worker.status().ToString();
+  EXPECT_EQ((*worker)->kind, uint32_t(RS_PLUGIN_NODE));
+  EXPECT_EQ((*worker)->interface_hash, RADIXSERVE_PLUGIN_INTERFACE_HASH);
+  EXPECT_STREQ((*worker)->name, "worker");
+  auto policy = LoadComponent(lib + "libradixserve_policy_fcfs.so", {});
+  ASSERT_FALSE(policy.ok());
+  EXPECT_EQ(policy.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(policy.status().message().find("not a node component"), std::string::npos) << policy.status().message();
+}
+
 }  // namespace
 }  // namespace radixserve::nodes

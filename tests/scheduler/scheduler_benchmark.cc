@@ -181,6 +181,7 @@ void BM_SchedulerDecodeIteration(benchmark::State& state) {
   c.chunked_prefill_size = 1 << 20;
   c.max_prefill_tokens = 1 << 20;
   c.eos_token_ids = {2};
+  c.overlap = false;  // the loop's own cost, without the hand-off to a worker thread
   FakeWorkerOptions w;
   w.verify = false;
   w.num_slots = c.max_total_tokens + 64;
