@@ -26,10 +26,7 @@ class SchedulerServiceTest : public ::testing::Test {
     o.config.check_invariants_every_iteration = true;
     o.policy = "fcfs";
     o.cache = "radix";
-    sched::FakeWorkerOptions w;
-    w.num_slots = o.config.max_total_tokens + 64;
-    w.num_rows = o.config.max_running_requests;
-    w.max_context_len = o.config.max_req_len + 2;
+    const sched::FakeWorkerOptions w = sched::FakeWorkerFor(o.config);
     o.config.eos_token_ids = {w.eos_id};
     worker_ = std::make_unique<sched::FakeWorker>(w);
     SchedulerService::Sinks sinks;

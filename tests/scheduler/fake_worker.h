@@ -15,6 +15,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "core/scheduler/scheduler_config.h"
 #include "core/scheduler/worker.h"
 
 namespace radixserve::sched {
@@ -28,6 +29,15 @@ struct FakeWorkerOptions {
   int32_t max_context_len = 8192;
   bool verify = true;
 };
+
+// `o` with its pool and mirror sized for a scheduler with config `c` (slots past the allocator's
+// highest, one row per running request, rows a little past the context).
+inline FakeWorkerOptions FakeWorkerFor(const SchedulerConfig& c, FakeWorkerOptions o = {}) {
+  o.num_slots = c.max_total_tokens + 64;
+  o.num_rows = c.max_running_requests;
+  o.max_context_len = c.max_req_len + 2;
+  return o;
+}
 
 class FakeWorker final : public Worker {
  public:

@@ -102,10 +102,7 @@ class RecordingWorker final : public Worker {
 TEST(RequestLifetimeRecord, PenaltyHistoryIsTheCachedPrefixSentOnce) {
   SchedulerConfig c = LifetimeConfig({"normal", false, false});
   c.chunked_prefill_size = 16;  // the second request's uncached part takes several chunks
-  FakeWorkerOptions wopt;
-  wopt.num_slots = c.max_total_tokens + 64;
-  wopt.num_rows = c.max_running_requests;
-  wopt.max_context_len = c.max_req_len + 2;
+  const FakeWorkerOptions wopt = FakeWorkerFor(c);
   c.eos_token_ids = {wopt.eos_id};
   FakeWorker fake(wopt);
   RecordingWorker rec(&fake);
@@ -146,10 +143,7 @@ TEST(RequestLifetimeRecord, PenaltyHistoryIsTheCachedPrefixSentOnce) {
 TEST(RequestLifetimeRecord, ANewWorkerGetsEveryRecordAgain) {
   SchedulerConfig c = LifetimeConfig({"normal", false, false});
   c.max_total_tokens = 4096;
-  FakeWorkerOptions wopt;
-  wopt.num_slots = c.max_total_tokens + 64;
-  wopt.num_rows = c.max_running_requests;
-  wopt.max_context_len = c.max_req_len + 2;
+  const FakeWorkerOptions wopt = FakeWorkerFor(c);
   c.eos_token_ids = {wopt.eos_id};
   FakeWorker first(wopt), second(wopt);
   RecordingWorker rec(&first);

@@ -184,9 +184,7 @@ void BM_SchedulerDecodeIteration(benchmark::State& state) {
   c.overlap = false;  // the loop's own cost, without the hand-off to a worker thread
   FakeWorkerOptions w;
   w.verify = false;
-  w.num_slots = c.max_total_tokens + 64;
-  w.num_rows = n;
-  w.max_context_len = c.max_req_len + 2;
+  w = FakeWorkerFor(c, w);
   std::unique_ptr<FakeWorker> worker;
   std::unique_ptr<Scheduler> sched;
   int steps = 0;

@@ -34,9 +34,7 @@ class Harness {
  public:
   Harness(SchedulerConfig cfg, bool radix = true, FakeWorkerOptions wopt = {},
           std::unique_ptr<SchedulePolicy> policy = nullptr) {
-    wopt.num_slots = cfg.max_total_tokens + 64;
-    wopt.num_rows = cfg.max_running_requests;
-    wopt.max_context_len = cfg.max_req_len + 2;
+    wopt = FakeWorkerFor(cfg, wopt);
     if (cfg.eos_token_ids.empty()) cfg.eos_token_ids = {wopt.eos_id};
     worker = std::make_unique<FakeWorker>(wopt);
     std::unique_ptr<PrefixCache> cache;

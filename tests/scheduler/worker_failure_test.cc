@@ -47,10 +47,7 @@ TEST_P(WorkerFailure, FailedBatchesAbortTheirRequestsAndNothingLeaks) {
   c.chunked_prefill_size = 64;
   c.overlap = GetParam();
   c.check_invariants_every_iteration = true;
-  FakeWorkerOptions wopt;
-  wopt.num_slots = c.max_total_tokens + 64;
-  wopt.num_rows = c.max_running_requests;
-  wopt.max_context_len = c.max_req_len + 2;
+  const FakeWorkerOptions wopt = FakeWorkerFor(c);
   c.eos_token_ids = {wopt.eos_id};
   FakeWorker fake(wopt);
   FlakyWorker flaky(&fake, {3, 9});
