@@ -17,7 +17,7 @@ void CacheAdapter::CacheFinishedReq(PrefixCache& cache, Req& req, bool insert) {
     const int32_t prot = std::min(req.cache_protected_len, aligned);
     if (insert) {
       // The cache takes the slots of tokens it did not have; ours of those it had are duplicates.
-      const int32_t had = cache.Insert(std::span<const int32_t>(req.tokens.data(), aligned), row.first(aligned),
+      const int32_t had = cache.Insert(CacheKey(std::span<const int32_t>(req.tokens.data(), aligned), req.cache_salt), row.first(aligned),
                                        req.priority);
       if (had > prot) Free(row.subspan(prot, had - prot));
     } else if (aligned > prot) {
@@ -45,7 +45,7 @@ void CacheAdapter::CacheUnfinishedReq(PrefixCache& cache, Req& req) {
   }
   const int32_t aligned = static_cast<int32_t>(PageFloor(fill, page_));
   const int32_t prot = req.cache_protected_len;
-  std::span<const int32_t> keys(req.tokens.data(), aligned);
+  const CacheKey keys(std::span<const int32_t>(req.tokens.data(), aligned), req.cache_salt);
   const int32_t had = cache.Insert(keys, row.first(aligned), req.priority);
   if (had > prot) Free(row.subspan(prot, had - prot));
   match_scratch_.clear();

@@ -70,15 +70,32 @@ void InBatchPrefixDedup::Compute(std::span<const Req* const> queue, std::span<co
                                  std::vector<uint8_t>* deprioritized) {
   deprioritized->assign(queue.size(), 0);
   if (check_threshold_ < 0) return;
-  trie_.Reset();
-  for (size_t i = 0; i < queue.size(); ++i) {
-    if (match_lens[i] > check_threshold_) continue;
+  auto consider = [&](size_t i) {
+    if (match_lens[i] > check_threshold_) return;
     std::span<const int32_t> ids(queue[i]->tokens);
     if (trie_.Match(ids) >= deprioritize_threshold_) {
       (*deprioritized)[i] = 1;  // an earlier request already carries this prefix
     } else {
       trie_.Insert(ids);
     }
+  };
+  // Cache namespaces never share, so a request is compared only with earlier ones of its own salt:
+  // the shared namespace first, then one pass per salt (few salts wait at once).
+  trie_.Reset();
+  bool salted = false;
+  for (size_t i = 0; i < queue.size(); ++i) {
+    if (queue[i]->cache_salt.empty()) consider(i); else salted = true;
+  }
+  if (!salted) return;
+  done_.assign(queue.size(), 0);
+  for (size_t i = 0; i < queue.size(); ++i) {
+    if (queue[i]->cache_salt.empty() || done_[i]) continue;
+    trie_.Reset();
+    for (size_t j = i; j < queue.size(); ++j)
+      if (!done_[j] && queue[j]->cache_salt == queue[i]->cache_salt) {
+        done_[j] = 1;
+        consider(j);
+      }
   }
 }
 

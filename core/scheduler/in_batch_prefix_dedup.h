@@ -1,6 +1,7 @@
 // InBatchPrefixDedup: SCHEDULER_SPEC 2.2. Among waiting requests that share
 // a prefix not yet in the real cache, only the first (in queue order) keeps
-// its priority; the others are marked deprioritized for this pass. Uses a
+// its priority; the others are marked deprioritized for this pass. Requests
+// of different cache salts never share. Uses a
 // temporary radix trie whose keys are views into the requests' own token
 // arrays (no copies); it is rebuilt on every call, its storage reused.
 // Not thread-safe.
@@ -46,6 +47,7 @@ class InBatchPrefixDedup {
   int32_t check_threshold_;
   int32_t deprioritize_threshold_;
   TokenViewTrie trie_;
+  std::vector<uint8_t> done_;  // salted requests already compared
 };
 
 }  // namespace radixserve::sched

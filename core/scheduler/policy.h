@@ -23,6 +23,11 @@ namespace radixserve::sched {
 struct OrderContext {
   const PrefixCache& cache;
   double now_s;  // the scheduler's clock (monotonic seconds), the clock of Req::wait_entry_time
+  // Prefill tokens the scheduler has launched so far (monotone; Req::arrival_processed_tokens is a
+  // snapshot of it): HRRN measures waiting in work done, not seconds.
+  int64_t processed_prefill_tokens = 0;
+  std::span<const Req* const> running = {};  // the running batch (routing-key counts its keys)
+  int32_t page_size = 1;
 };
 
 class SchedulePolicy {
@@ -34,6 +39,14 @@ class SchedulePolicy {
   // Whether the last Order() matched every waiting request against the cache (a cache-aware
   // pass). The scheduler then refreshes those prefixes' access times, as SGLang's match does.
   virtual bool matched_prefixes() const { return false; }
+
+  // A cap, in tokens, on the next chunk of the request being chunk-prefilled, so that part of the
+  // pass's chunk budget stays for waiting requests (shortest-prefill-first, SCHEDULER_SPEC 13.2).
+  // `queue` is in this pass's admission order; `budget` is the pass's chunk budget. -1: no cap.
+  virtual int64_t ChunkedReqLimit(const Req& chunked, std::span<const Req* const> queue, const OrderContext& ctx,
+                                  int64_t budget) const {
+    return -1;
+  }
 
   // ---- priority scheduling hooks (defaults: no priorities) ----
   // Queue is full and `incoming` arrives: index of the queued request to abort instead, or -1 to
@@ -48,6 +61,13 @@ class SchedulePolicy {
   // The plugin's own counters as a JSON object (shown by server info and `radixserve ctl policy show`).
   virtual std::string StatsJson() const { return "{}"; }
 };
+
+// Prefill tokens a waiting request still needs: all of its tokens (prompt and any output to
+// recompute) past its cached prefix, at least one.
+inline int64_t UncachedPrefillWork(const Req& r, int32_t match_len) {
+  const int64_t left = static_cast<int64_t>(r.tokens.size()) - match_len;
+  return left > 1 ? left : 1;
+}
 
 // Identity order (arrival order as the queue currently stands).
 inline void FcfsOrder(size_t n, std::vector<int32_t>* order) {

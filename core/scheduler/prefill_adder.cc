@@ -46,9 +46,18 @@ AddReqResult PrefillAdder::BudgetState() const {
   return AddReqResult::kContinue;
 }
 
+int64_t PrefillAdder::ChunkRoom() const {
+  if (opt_.per_req_chunk_cap <= 0) return rem_chunk_tokens_;
+  const int64_t cap = std::max<int64_t>(PageFloor(opt_.per_req_chunk_cap, opt_.page_size), opt_.page_size);
+  return std::min<int64_t>(rem_chunk_tokens_, cap);
+}
+
 Req* PrefillAdder::AddChunkedReq(Req* req) {
   const int64_t P = opt_.page_size;
-  int64_t rem = std::min<int64_t>(rem_chunk_tokens_, rem_total_tokens());
+  const int64_t uncapped = std::min<int64_t>(rem_chunk_tokens_, rem_total_tokens());
+  int64_t rem = std::min<int64_t>(ChunkRoom(), uncapped);
+  if (opt_.chunked_req_limit >= 0) rem = std::min<int64_t>(rem, opt_.chunked_req_limit);
+  chunk_capped_ = rem < uncapped && req->extend_end - static_cast<int64_t>(req->prefix_indices.size()) > rem;
   const int64_t prefix = static_cast<int64_t>(req->prefix_indices.size());
   const int64_t cand = req->extend_end - prefix;
   const bool truncated = cand > rem;
@@ -108,16 +117,18 @@ AddReqResult PrefillAdder::AddOneReq(Req* req) {
     verdict = AddReqResult::kNoToken;
   } else if (!chunking() && !can_run_->empty() && CeilPage(extend) >= rem_input_tokens_) {
     verdict = AddReqResult::kOther;
-  } else if (!chunking() || CeilPage(extend) <= rem_chunk_tokens_) {
+  } else if (!chunking() || CeilPage(extend) <= ChunkRoom()) {
     req->extend_begin = static_cast<int32_t>(prefix);
     cache_->IncLockRef(req->last_node);  // held until the request is released
     can_run_->push_back(req);
     UpdateBudget(extend, max_new);
   } else {
     // Start chunked prefill: as much as the chunk budget allows, ending on a page boundary.
-    int64_t trunc = PageFloor(rem_chunk_tokens_, P);
+    int64_t trunc = PageFloor(ChunkRoom(), P);
     trunc = PageFloor(prefix + trunc, P) - prefix;
-    if (trunc <= 0 || chunk_pending_) {  // at most one chunked request at a time
+    if (chunk_pending_ || new_chunked_req_ != nullptr) {  // at most one chunked request at a time
+      verdict = opt_.skip_when_chunk_busy ? AddReqResult::kSkip : AddReqResult::kOther;
+    } else if (trunc <= 0) {
       verdict = AddReqResult::kOther;
     } else {
       req->extend_begin = static_cast<int32_t>(prefix);

@@ -15,7 +15,9 @@
 
 namespace radixserve::sched {
 
-enum class AddReqResult { kContinue, kNoToken, kOther };
+// kSkip (only with skip_when_chunk_busy): this request would need a chunk while another is being
+// chunked; later, shorter requests may still be admitted.
+enum class AddReqResult { kContinue, kNoToken, kOther, kSkip };
 
 struct PrefillAdderOptions {
   int32_t page_size = 1;
@@ -26,6 +28,12 @@ struct PrefillAdderOptions {
   int32_t per_req_token_overhead = 0;
   double new_token_ratio = 0.7;
   int32_t ignore_eos_reserve_tokens = 1;  // SCHEDULER_SPEC 3.7, used only without prefix sharing
+  // The policy's cap on the continuing chunk (SchedulePolicy::ChunkedReqLimit); -1: none.
+  int64_t chunked_req_limit = -1;
+  // Fair chunked prefill: no request takes more than this many tokens of the chunk budget (page
+  // rounded, at least a page); longer ones are chunked. 0: off.
+  int32_t per_req_chunk_cap = 0;
+  bool skip_when_chunk_busy = false;  // answer kSkip instead of kOther (see AddReqResult)
 };
 
 class PrefillAdder {
@@ -39,6 +47,8 @@ class PrefillAdder {
   // req.prefix_indices / last_node must hold its fresh match (InitNextRoundInput done).
   AddReqResult AddOneReq(Req* req);
   Req* new_chunked_req() const { return new_chunked_req_; }
+  // The continuing chunk was made shorter by chunked_req_limit or per_req_chunk_cap.
+  bool chunk_capped() const { return chunk_capped_; }
 
   // Frees budget held for a preempted running request (its remaining-output reservation).
   void ReleaseRunningReservation(const Req& r);
@@ -52,6 +62,8 @@ class PrefillAdder {
 
  private:
   bool chunking() const { return opt_.chunked_prefill_size > 0; }
+  // What one request may take of the chunk budget now: rem_chunk_tokens, under the fair cap.
+  int64_t ChunkRoom() const;
   int64_t CeilPage(int64_t x) const { return PageCeil(x, opt_.page_size); }
   void UpdateBudget(int64_t extend, int64_t max_new);
   // SCHEDULER_SPEC 3.7: will memory survive every request decoding to the end?
@@ -64,7 +76,8 @@ class PrefillAdder {
   std::span<Req* const> running_;
   std::vector<std::pair<double, int64_t>> sim_;  // (tokens_left, tokens_occupied)
   Req* new_chunked_req_ = nullptr;
-  bool chunk_pending_ = false;  // the in-flight chunked request still has tokens left
+  bool chunk_pending_ = false;
+  bool chunk_capped_ = false;  // the in-flight chunked request still has tokens left
   double total_offset_ = 0;
   int64_t cur_offset_ = 0;
   int64_t rem_input_tokens_ = 0;

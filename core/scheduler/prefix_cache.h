@@ -20,6 +20,21 @@
 
 namespace radixserve::sched {
 
+// What a cache is keyed by: a namespace (a request's cache salt; "" is the shared one) and tokens.
+// Entries of different namespaces never match each other: tenants that salt share nothing.
+struct CacheKey {
+  std::span<const int32_t> tokens;
+  std::string_view ns;
+  CacheKey(std::span<const int32_t> t, std::string_view n = {}) : tokens(t), ns(n) {}
+  CacheKey(const std::vector<int32_t>& t, std::string_view n = {}) : tokens(t), ns(n) {}
+};
+
+// The part of a waiting request a cache can serve, in its namespace: all but the last token (at
+// least one is always computed, SCHEDULER_SPEC 2.2).
+inline CacheKey MatchKeyOf(const Req& r) {
+  return {std::span<const int32_t>(r.tokens.data(), r.tokens.empty() ? 0 : r.tokens.size() - 1), r.cache_salt};
+}
+
 struct PrefixCacheContext {
   KvAllocator* allocator = nullptr;  // where evicted slots go back
   int32_t page_size = 1;
@@ -37,13 +52,13 @@ class PrefixCache {
 
   // Longest cached prefix of key (page-aligned when paged). Appends its slots to *slots and
   // returns the node it ends at (the root when nothing matches). May split a node.
-  virtual CacheNodeRef MatchPrefix(std::span<const int32_t> key, std::vector<int32_t>* slots) = 0;
+  virtual CacheNodeRef MatchPrefix(const CacheKey& key, std::vector<int32_t>* slots) = 0;
   // Refreshes the access time of the nodes MatchPrefix(key) would walk, without splitting one or
   // counting a hit: the policy pass's match of a request that stays waiting (SCHEDULER_SPEC 6.2).
-  virtual void TouchPrefix(std::span<const int32_t> key) {}
+  virtual void TouchPrefix(const CacheKey& key) {}
   // Inserts key → slots; returns how many leading tokens were already cached. The cache owns the
   // slots of the tokens it did not have; the caller keeps (and frees) its copies of the others.
-  virtual int32_t Insert(std::span<const int32_t> key, std::span<const int32_t> slots, int64_t priority) = 0;
+  virtual int32_t Insert(const CacheKey& key, std::span<const int32_t> slots, int64_t priority) = 0;
   // Locks the path from the root to `node` against eviction (counted; DecLockRef undoes one).
   virtual void IncLockRef(CacheNodeRef node) = 0;
   virtual void DecLockRef(CacheNodeRef node) = 0;
@@ -57,8 +72,10 @@ class PrefixCache {
   // ---- dry-run queries (change nothing) ----
   // Tokens of key that MatchPrefix would return, and the node it would end at (may be inside a
   // node that MatchPrefix would split; the returned node is then the node containing the end).
-  virtual int32_t PeekMatch(std::span<const int32_t> key, CacheNodeRef* node) const = 0;
-  int32_t PeekMatchLength(std::span<const int32_t> key) const { return PeekMatch(key, nullptr); }
+  virtual int32_t PeekMatch(const CacheKey& key, CacheNodeRef* node) const = 0;
+  int32_t PeekMatchLength(const CacheKey& key) const { return PeekMatch(key, nullptr); }
+  // Tokens the cache holds in namespace `ns` (-1: the cache does not count by namespace).
+  virtual int64_t namespace_size(std::string_view ns) const { return -1; }
   // How many tokens Evict(want) would free right now.
   virtual int64_t PeekEvictable(int64_t want) const { return want < evictable_size() ? want : evictable_size(); }
   // DFS-weight order (SCHEDULER_SPEC 2.3) of requests whose matches end at last_nodes[i];

@@ -35,9 +35,13 @@ struct Req {
   bool return_logprob = false;
   bool has_priority = false;
   int64_t priority = 0;
+  std::string routing_key;  // "" when none: the routing-key policy groups requests by it
+  std::string cache_salt;   // "" when none: the prefix-cache namespace (tenants never share entries)
   uint64_t arrival_seq = 0;     // wait-queue entry order (FCFS key, ties)
   double wait_entry_time = 0;   // seconds, monotonic (the scheduler's clock) at arrival
   double start_time = 0;        // seconds, monotonic, at first admission; 0 until then
+  // The scheduler's prefill-token counter when the request arrived (HRRN's wait, in work done).
+  int64_t arrival_processed_tokens = 0;
 
   // ---- scheduling state ----
   ReqState state = ReqState::kWaiting;

@@ -428,6 +428,9 @@ void Scheduler::AddNewRequest(TokenizedRequest&& g) {
   r->priority = g.priority.value_or(0);
   r->arrival_seq = ++arrival_seq_;
   r->wait_entry_time = now_();
+  r->arrival_processed_tokens = processed_prefill_tokens_;
+  r->routing_key = std::move(g.routing_key);
+  r->cache_salt = std::move(g.cache_salt);
   if (reqs_.count(r->rid)) {
     r->rid = g.rid;
     FinishWithoutRunning(r, FinishReason::Abort("duplicate request id " + std::to_string(g.rid), 400));
@@ -549,13 +552,43 @@ void Scheduler::AbortOnTimeouts() {
   }
 }
 
+SaltStats& Scheduler::StatsOfSalt(const std::string& salt) {
+  auto it = salt_stats_.find(salt);
+  if (it != salt_stats_.end()) return it->second;
+  // Tenants can be many; the table is bounded (one entry sums the rest).
+  if (salt_stats_.size() >= kMaxTrackedSalts) return salt_stats_[kOtherSalts];
+  return salt_stats_[salt];
+}
+
+// Fair prefill shares a pass only while a short request (one fair_prefill_chunk holds) waits
+// behind a longer one; otherwise long prompts take whole chunks, as without it.
+bool Scheduler::ShortPrefillWaiting() const {
+  constexpr size_t kScan = 128;  // bounds the matching cost of a long queue
+  const size_t n = std::min(waiting_.size(), kScan);
+  bool short_one = false, long_one = chunked_req_ != nullptr;
+  for (size_t i = 0; i < n && !(short_one && long_one); ++i) {
+    const Req& r = *waiting_[i];
+    const int32_t match = cache_->shares_prefixes() ? cache_->PeekMatchLength(MatchKeyOf(r)) : 0;
+    if (UncachedPrefillWork(r, match) <= config_.fair_prefill_chunk) short_one = true; else long_one = true;
+  }
+  return short_one && long_one;
+}
+
+OrderContext Scheduler::MakeOrderContext() const {
+  OrderContext ctx{*cache_, now_()};
+  ctx.processed_prefill_tokens = processed_prefill_tokens_;
+  ctx.running = std::span<const Req* const>(running_.reqs.data(), running_.reqs.size());
+  ctx.page_size = config_.page_size;
+  return ctx;
+}
+
 void Scheduler::OrderWaitingQueue() {
   queue_view_.assign(waiting_.begin(), waiting_.end());
   const size_t n = waiting_.size();
   const char* fault = nullptr;
   std::string what;
   try {
-    policy_->Order(queue_view_, OrderContext{*cache_, now_()}, &order_);
+    policy_->Order(queue_view_, MakeOrderContext(), &order_);
   } catch (const std::exception& e) {
     fault = "threw";
     what = e.what();
@@ -583,7 +616,7 @@ void Scheduler::OrderWaitingQueue() {
   if (fault == nullptr) {
     // A cache-aware pass matched every waiting request; in SGLang that match refreshes LRU order.
     if (policy_->matched_prefixes()) {
-      for (const Req* r : queue_view_) cache_->TouchPrefix(r->tokens);
+      for (const Req* r : queue_view_) cache_->TouchPrefix(CacheKey(r->tokens, r->cache_salt));
     }
     return;
   }
@@ -649,7 +682,7 @@ void Scheduler::InitNextRoundInput(Req* r) {
   r->InitNextRoundInput();
   r->prefix_indices.clear();
   // At least one token is recomputed so the forward produces logits.
-  r->last_node = cache_->MatchPrefix(std::span<const int32_t>(r->tokens.data(), r->extend_end - 1),
+  r->last_node = cache_->MatchPrefix(CacheKey(std::span<const int32_t>(r->tokens.data(), r->extend_end - 1), r->cache_salt),
                                      &r->prefix_indices);
   r->num_matched_prefix_tokens = static_cast<int32_t>(r->prefix_indices.size());
 }
@@ -683,13 +716,26 @@ Status Scheduler::GetNewBatchPrefill(ScheduleBatch** out) {
   opt.clip_max_new_tokens = config_.clip_max_new_tokens;
   opt.per_req_token_overhead = config_.per_req_token_overhead;
   opt.new_token_ratio = ratio_.value();
+  const bool waiters = !draining_ && !waiting_.empty();
+  if (config_.fair_prefill_chunk > 0 && waiters && ShortPrefillWaiting()) {
+    opt.per_req_chunk_cap = config_.fair_prefill_chunk;
+    opt.skip_when_chunk_busy = true;
+  }
+  const bool chunking = config_.chunked_prefill_size > 0;
+  if (chunked_req_ != nullptr && chunking && waiters) {
+    const int64_t budget = config_.chunked_prefill_size - opt.mixed_decode_tokens;
+    queue_view_.assign(waiting_.begin(), waiting_.end());
+    opt.chunked_req_limit = policy_->ChunkedReqLimit(*chunked_req_, queue_view_, MakeOrderContext(), budget);
+  }
   PrefillAdder adder(opt, cache_.get(), alloc_.get(), running_.reqs, &can_run_);
   preempted_.clear();
 
   if (chunked_req_ != nullptr) {
     chunked_req_->InitNextRoundInput();
     chunked_req_ = adder.AddChunkedReq(chunked_req_);
+    if (adder.chunk_capped()) ++stats_.chunk_caps;
   }
+  bool skipped = false;
   if (!draining_) {
     for (Req* r : waiting_) {
       if (static_cast<int32_t>(can_run_.size()) >= allocatable()) running_.batch_is_full = true;
@@ -698,6 +744,11 @@ Status Scheduler::GetNewBatchPrefill(ScheduleBatch** out) {
         if (!(policy_->preemption_enabled() && PreemptToSchedule(r, &adder))) break;
       }
       AddReqResult res = adder.AddOneReq(r);
+      if (res == AddReqResult::kSkip) {  // fair prefill: a chunk is busy, shorter ones behind may fit
+        skipped = true;
+        ++stats_.fair_skips;
+        continue;
+      }
       if (res != AddReqResult::kContinue) {
         if (res == AddReqResult::kNoToken) running_.batch_is_full = true;
         break;
@@ -708,25 +759,38 @@ Status Scheduler::GetNewBatchPrefill(ScheduleBatch** out) {
     for (Req* p : preempted_) waiting_.push_back(p);
     return Status::Ok();
   }
-  // Admitted requests are a prefix of the sorted queue (the loop stops at the first refusal).
+  // Admitted requests are a prefix of the sorted queue (the loop stops at the first refusal),
+  // unless fair prefill passed over some: then they are picked out.
   const bool timeouts_on = config_.running_timeout_s > 0;
   const double now = timeouts_on ? now_() : 0;
   size_t from_queue = 0;
   for (Req* r : can_run_)
     if (r != chunked_req_ && r->req_pool_idx < 0) ++from_queue;
-  waiting_.erase(waiting_.begin(), waiting_.begin() + static_cast<std::ptrdiff_t>(from_queue));
+  if (!skipped) {
+    waiting_.erase(waiting_.begin(), waiting_.begin() + static_cast<std::ptrdiff_t>(from_queue));
+  } else {
+    for (Req* r : can_run_)
+      if (r->req_pool_idx < 0) r->state = ReqState::kPrefill;  // marks the admitted ones
+    waiting_.erase(std::remove_if(waiting_.begin(), waiting_.end(),
+                                  [](const Req* r) { return r->state != ReqState::kWaiting; }),
+                   waiting_.end());
+  }
   for (Req* p : preempted_) waiting_.push_back(p);
   if (adder.new_chunked_req() != nullptr) chunked_req_ = adder.new_chunked_req();
   for (Req* r : can_run_) {
     if (r->start_time == 0) r->start_time = timeouts_on ? now : 1;  // nonzero: has run
+    SaltStats* salt = r->cache_salt.empty() ? nullptr : &StatsOfSalt(r->cache_salt);
     if (r->req_pool_idx < 0) {
       r->cache_protected_len = static_cast<int32_t>(r->prefix_indices.size());
       r->cached_tokens = std::max(r->cached_tokens, r->cache_protected_len);
       stats_.cached_prompt_tokens += r->cache_protected_len;
+      if (salt) salt->cached_prompt_tokens += r->cache_protected_len;
       r->is_retracted = false;
       r->state = ReqState::kPrefill;
     }
     stats_.computed_prompt_tokens += r->extend_len();
+    if (salt) salt->computed_prompt_tokens += r->extend_len();
+    processed_prefill_tokens_ += r->extend_len();
   }
 
   AcquireInflight();

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <deque>
+#include <map>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -46,6 +47,8 @@ struct TokenizedRequest {
   bool return_logprob = false;
   int32_t top_logprobs_num = 0;
   std::optional<int64_t> priority;
+  std::string routing_key;  // "" when none
+  std::string cache_salt;   // "" when none
 };
 
 using PolicyPtr = std::unique_ptr<SchedulePolicy, std::function<void(SchedulePolicy*)>>;
@@ -76,6 +79,14 @@ struct SchedulerStats {
   int64_t policy_faults = 0;      // policy Order() threw or returned no permutation: FCFS used instead
   int64_t waiting_timeouts = 0;   // requests ended by waiting_timeout_s
   int64_t running_timeouts = 0;   // requests aborted by running_timeout_s
+  int64_t chunk_caps = 0;         // chunk continuations capped (policy limit or fair prefill)
+  int64_t fair_skips = 0;         // waiters passed over by fair prefill (a chunk was busy), later ones admitted
+};
+
+// Prompt tokens of one cache salt: served from its cache namespace, and computed.
+struct SaltStats {
+  int64_t cached_prompt_tokens = 0;
+  int64_t computed_prompt_tokens = 0;
 };
 
 class Scheduler {
@@ -109,6 +120,10 @@ class Scheduler {
   // in flight do not count. Thread-compatible with Step (call from the loop's thread).
   int64_t num_unfinished() const;
   const SchedulerStats& stats() const { return stats_; }
+  // Per cache salt, for the first kMaxTrackedSalts salts seen; later ones add to kOtherSalts.
+  static constexpr size_t kMaxTrackedSalts = 32;
+  static constexpr const char* kOtherSalts = "";
+  const std::map<std::string, SaltStats, std::less<>>& salt_stats() const { return salt_stats_; }
   double new_token_ratio() const { return ratio_.value(); }
   const PrefixCache& cache() const { return *cache_; }
   const SchedulePolicy& policy() const { return *policy_; }
@@ -121,6 +136,8 @@ class Scheduler {
   // The clock of wait_entry_time and the timeouts (seconds, monotonic); tests substitute their own.
   void set_clock_for_testing(std::function<double()> now) { now_ = std::move(now); }
   const SchedulerConfig& config() const { return config_; }
+  // Fair chunked prefill's chunk (SchedulerConfig::fair_prefill_chunk), from the next pass on.
+  void set_fair_prefill_chunk(int32_t tokens) { config_.fair_prefill_chunk = tokens > 0 ? tokens : 0; }
 
  private:
   struct Entry {
@@ -155,6 +172,8 @@ class Scheduler {
   void AbortOnTimeouts();
   // Runs the policy; a throw or an order that is not a permutation falls back to FCFS (counted).
   void OrderWaitingQueue();
+  OrderContext MakeOrderContext() const;
+  bool ShortPrefillWaiting() const;
   void StashChunkedReq();
   void MergeLastBatch();
   Status GetNewBatchPrefill(ScheduleBatch** out);
@@ -220,6 +239,9 @@ class Scheduler {
   int64_t drain_started_ = 0;
   int64_t flush_retracted_ = -1;  // >= 0 while a flush swap is pending
   uint64_t arrival_seq_ = 0;
+  int64_t processed_prefill_tokens_ = 0;
+  std::map<std::string, SaltStats, std::less<>> salt_stats_;
+  SaltStats& StatsOfSalt(const std::string& salt);  // prefill tokens launched (HRRN's clock, OrderContext)
   uint64_t batch_id_ = 0;
   std::deque<Inflight*> inflight_;
   std::vector<std::unique_ptr<Inflight>> inflight_storage_;

@@ -30,6 +30,11 @@ struct SchedulerConfig {
   int32_t new_token_ratio_decay_steps = 600;
   int32_t retract_decode_steps = 20;
   int32_t max_queued_requests = 1 << 20;
+  // Fair chunked prefill: while a request of at most this many uncached tokens waits behind a
+  // longer one, no request takes more than this many tokens of a pass (page-rounded): long prompts
+  // advance by chunks of it, requests behind them are admitted past them, and a long prompt no
+  // longer holds up short ones. 0: off (SGLang's behaviour).
+  int32_t fair_prefill_chunk = 0;
   // Per-request timeouts (SCHEDULER_SPEC 1.4 step 2, SGLANG_REQ_WAITING/RUNNING_TIMEOUT); <= 0: off.
   // A request that waited longer than waiting_timeout_s without ever running ends with 503; one
   // running longer than running_timeout_s since its first admission is aborted (503).

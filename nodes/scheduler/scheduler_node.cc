@@ -57,6 +57,8 @@ SchedulerNode::SchedulerNode(NodeContext ctx) : Node(std::move(ctx)) {
   p.DeclareBool("enable_mixed_chunk", d.enable_mixed_chunk, "run decode steps inside chunked prefill batches", true);
   p.DeclareBool("overlap", d.overlap, "prepare the next batch while the worker runs this one", true);
   p.DeclareInt("stream_interval", d.stream_interval, 1, 1 << 20, "stream every N tokens", true);
+  p.DeclareInt("fair_prefill_chunk", d.fair_prefill_chunk, 0, 1 << 24,
+               "while short prompts wait behind long ones, no request takes more prefill tokens a pass (0: off)");
   p.DeclareInt("max_queued_requests", d.max_queued_requests, 1, 1 << 30, "waiting requests beyond which new ones are refused", true);
   p.DeclareDouble("waiting_timeout_s", d.waiting_timeout_s, 0, 1e9,
                   "end requests that waited longer than this without running with 503 (0: off)", true);
@@ -66,6 +68,12 @@ SchedulerNode::SchedulerNode(NodeContext ctx) : Node(std::move(ctx)) {
 }
 
 SchedulerNode::~SchedulerNode() { Shutdown(); }
+
+// Parameters set at run time arrive as control calls, on the loop thread that steps the scheduler.
+void SchedulerNode::OnParameterChanged(const std::string& name) {
+  if (name == "fair_prefill_chunk" && service_ != nullptr)
+    service_->SetFairPrefillChunk(static_cast<int32_t>(params().GetInt(name)));
+}
 
 bool SchedulerNode::Ready() const {
   return state() == NodeState::kActive && worker_connected_.load();
@@ -86,6 +94,7 @@ sched::SchedulerConfig SchedulerNode::BuildConfig() const {
   c.overlap = p.GetBool("overlap");
   c.stream_interval = static_cast<int32_t>(p.GetInt("stream_interval"));
   c.max_queued_requests = static_cast<int32_t>(p.GetInt("max_queued_requests"));
+  c.fair_prefill_chunk = static_cast<int32_t>(p.GetInt("fair_prefill_chunk"));
   c.waiting_timeout_s = p.GetDouble("waiting_timeout_s");
   c.running_timeout_s = p.GetDouble("running_timeout_s");
   c.vocab_size = tokenizer_->vocab_size();

@@ -1,5 +1,7 @@
 #include "nodes/scheduler/scheduler_service.h"
 
+#include <cstdio>
+
 #include <glog/logging.h>
 
 #include <nlohmann/json.hpp>
@@ -150,6 +152,14 @@ std::optional<control::ControlReply> SchedulerService::Execute(const control::Co
   return fail(Status::InvalidArgument("empty control request"));
 }
 
+std::string SaltLabel(std::string_view salt) {
+  uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a: stable across runs and machines
+  for (unsigned char c : salt) h = (h ^ c) * 0x100000001b3ULL;
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(h));
+  return std::string(buf, 12);
+}
+
 std::string SchedulerService::StatsJson() const {
   const auto& st = scheduler_->stats();
   const auto& alloc = scheduler_->allocator();
@@ -184,6 +194,20 @@ std::string SchedulerService::StatsJson() const {
       {"worker_known_requests", scheduler_->worker_states()},
       {"failed_batches", st.failed_batches},
   };
+  // Per cache salt: salts are tenants' secrets, so they appear as a hash (SaltLabel), never as is.
+  nlohmann::json salts = nlohmann::json::object();
+  for (const auto& [salt, s] : scheduler_->salt_stats()) {
+    const double p = double(s.cached_prompt_tokens + s.computed_prompt_tokens);
+    salts[salt.empty() ? std::string("other") : SaltLabel(salt)] = {
+        {"cached_prompt_tokens", s.cached_prompt_tokens},
+        {"computed_prompt_tokens", s.computed_prompt_tokens},
+        {"cache_hit_rate", p > 0 ? double(s.cached_prompt_tokens) / p : 0.0},
+        {"cached_tokens", salt.empty() ? int64_t(-1) : scheduler_->cache().namespace_size(salt)}};
+  }
+  j["salts"] = std::move(salts);
+  j["chunk_caps"] = st.chunk_caps;
+  j["fair_skips"] = st.fair_skips;
+  j["fair_prefill_chunk"] = scheduler_->config().fair_prefill_chunk;
   if (sinks_.add_stats) sinks_.add_stats(&j);
   return j.dump();
 }

@@ -53,6 +53,7 @@ class SchedulerService {
   Status Step(bool* did_work) { return scheduler_->Step(did_work); }
   // The worker died or was replaced: its KV and request states are gone.
   void WorkerLost();
+  void SetFairPrefillChunk(int32_t tokens) { scheduler_->set_fair_prefill_chunk(tokens); }
   // Answers the cache swaps still in flight (the loop is ending).
   void Stop();
 
@@ -74,6 +75,10 @@ class SchedulerService {
   std::set<uint64_t> swaps_in_flight_;  // control calls of cache swaps not yet complete
   uint64_t worker_losses_ = 0;
 };
+
+// How a cache salt is named in stats and metrics: 12 hex digits of its FNV-1a hash (a salt is a
+// tenant's secret; its label must not give it away).
+std::string SaltLabel(std::string_view salt);
 
 // A failed control reply carrying the status's code and message.
 control::ControlReply ControlFailure(const Status& s);

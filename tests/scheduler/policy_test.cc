@@ -12,10 +12,13 @@
 #include "plugins/cache/radix/radix_cache.h"
 #include "plugins/policy/dfs_weight/dfs_weight_policy.h"
 #include "plugins/policy/fcfs/fcfs_policy.h"
+#include "plugins/policy/hrrn/hrrn_policy.h"
 #include "plugins/policy/lof/lof_policy.h"
 #include "plugins/policy/lpm/lpm_policy.h"
 #include "plugins/policy/priority/priority_policy.h"
 #include "plugins/policy/random/random_policy.h"
+#include "plugins/policy/routing_key/routing_key_policy.h"
+#include "plugins/policy/shortest_prefill_first/shortest_prefill_first_policy.h"
 #include "tests/scheduler/scheduler_harness.h"
 
 namespace radixserve::sched {
@@ -60,6 +63,15 @@ class PolicyTest : public ::testing::Test {
   V OrderWith(SchedulePolicy& p, const PrefixCache& c, double now_s = 0) {
     V order;
     p.Order(queue_, OrderContext{c, now_s}, &order);
+    return order;
+  }
+  // The order under a scheduler that has launched `processed` prefill tokens, with `running` running.
+  V OrderAt(SchedulePolicy& p, const PrefixCache& c, int64_t processed, std::span<const Req* const> running = {}) {
+    V order;
+    OrderContext ctx{c, 0};
+    ctx.processed_prefill_tokens = processed;
+    ctx.running = running;
+    p.Order(queue_, ctx, &order);
     return order;
   }
   template <typename F>
@@ -230,6 +242,127 @@ TEST_F(PolicyTest, PriorityOrderVictimAndPreemption) {
                   {{"low_values_first", "true"}, {"preemption", "false"}});
   EXPECT_EQ(OrderWith(*low, radix_), (V{0, 3, 2, 1}));
   EXPECT_FALSE(low->MayPreempt(incoming, *c));
+}
+
+// HRRN (SCHEDULER_SPEC 13.1): ratio = prefill tokens launched since arrival / uncached tokens left.
+TEST_F(PolicyTest, HrrnOrdersByResponseRatio) {
+  Cache(Seq(100, 60));
+  Req* cold_long = Add(Seq(900, 400));                    // 0: 400 uncached
+  Req* hot = Add(Cat(Seq(100, 60), Seq(7, 40)));          // 1: 60 cached, 40 left
+  Req* young_short = Add(Seq(2000, 20));                  // 2: 20 uncached
+  Req* old_short = Add(Seq(3000, 50));                    // 3: 50 uncached
+  cold_long->arrival_processed_tokens = 0;
+  hot->arrival_processed_tokens = 900;
+  young_short->arrival_processed_tokens = 990;
+  old_short->arrival_processed_tokens = 0;
+  auto hrrn = Make(MakeHrrnPolicy, std::span(kHrrnParams, kNumHrrnParams));
+  // At 1000: ratios 1000/400 = 2.5, 100/40 = 2.5, 10/20 = 0.5, 1000/50 = 20.
+  EXPECT_EQ(OrderAt(*hrrn, radix_, 1000), (V{3, 0, 1, 2}));  // equal ratios: arrival order
+  EXPECT_EQ(UncachedPrefillWork(*hot, 60), 40);
+  // Much later the young short request has waited enough to overtake the cold long one.
+  // At 5000: 12.5, 102.5, 200.5, 100.
+  EXPECT_EQ(OrderAt(*hrrn, radix_, 5000), (V{2, 1, 3, 0}));
+  // Nobody has waited (a burst at one counter value): arrival order, not shortest first.
+  for (auto& r : reqs_) r->arrival_processed_tokens = 7;
+  EXPECT_EQ(OrderAt(*hrrn, radix_, 7), (V{0, 1, 2, 3}));
+  EXPECT_TRUE(hrrn->matched_prefixes());
+}
+
+// A cold request behind a stream of cache-hot ones: LPM keeps it last however long it waits, HRRN
+// lets it through once its wait outweighs its size. The counter stands for work done meanwhile.
+TEST_F(PolicyTest, HrrnDoesNotStarveTheColdRequestLpmStarves) {
+  Cache(Seq(100, 200));
+  Req* cold = Add(Seq(5000, 100));
+  cold->arrival_processed_tokens = 0;
+  for (int i = 0; i < 5; ++i) Add(Cat(Seq(100, 200), Seq(10 * i, 8)))->arrival_processed_tokens = 9000;
+  auto lpm = Make(MakeLpmPolicy, std::span(kLpmParams, kNumLpmParams));
+  auto hrrn = Make(MakeHrrnPolicy, std::span(kHrrnParams, kNumHrrnParams));
+  EXPECT_EQ(OrderAt(*lpm, radix_, 10000).back(), 0);  // always last under LPM
+  // In a stream the hot ones are fresh arrivals (a recent snapshot); the cold one has waited for
+  // all the work done since: 20000/100 = 200 against 50/8 for each hot one.
+  for (size_t i = 1; i < reqs_.size(); ++i) reqs_[i]->arrival_processed_tokens = 19950;
+  EXPECT_EQ(OrderAt(*hrrn, radix_, 20000).front(), 0);
+  EXPECT_EQ(OrderAt(*lpm, radix_, 20000).back(), 0);
+}
+
+TEST_F(PolicyTest, HrrnFallsBackLikeLpmAndDeprioritizesSiblings) {
+  const V system_prompt = Seq(1000, 40);
+  Add(Cat(system_prompt, Seq(1, 5)));   // 0
+  Add(Cat(system_prompt, Seq(50, 5)));  // 1: sibling of an uncached prefix -> last
+  Add(Seq(7000, 30));                   // 2
+  auto hrrn = Make(MakeHrrnPolicy, std::span(kHrrnParams, kNumHrrnParams));
+  EXPECT_EQ(OrderAt(*hrrn, radix_, 100), (V{2, 0, 1}));  // 100/30 > 100/45, sibling last
+  // Above the cutoff and with a cache that shares nothing: the queue order stands.
+  auto small = Make(MakeHrrnPolicy, std::span(kHrrnParams, kNumHrrnParams), {{"fcfs_fallback_queue_len", "2"}});
+  EXPECT_EQ(OrderAt(*small, radix_, 100), (V{0, 1, 2}));
+  EXPECT_FALSE(small->matched_prefixes());
+  EXPECT_EQ(OrderAt(*hrrn, chunk_, 100), (V{0, 1, 2}));
+  EXPECT_NE(hrrn->StatsJson().find("\"fcfs_fallbacks\": 1"), std::string::npos) << hrrn->StatsJson();
+}
+
+// Shortest-prefill-first (SCHEDULER_SPEC 13.2): least uncached work, then earlier enqueue.
+TEST_F(PolicyTest, ShortestPrefillFirstOrdersByWorkLeft) {
+  Cache(Seq(100, 300));
+  Add(Seq(900, 100))->wait_entry_time = 1;                 // 0: 100
+  Add(Cat(Seq(100, 300), Seq(5, 20)))->wait_entry_time = 2;  // 1: 20 (300 cached)
+  Add(Seq(2000, 100))->wait_entry_time = 0.5;              // 2: 100, enqueued earlier than 0
+  Add(Seq(3000, 10))->wait_entry_time = 3;                 // 3: 10
+  auto spf = Make(MakeShortestPrefillFirstPolicy,
+                  std::span(kShortestPrefillFirstParams, kNumShortestPrefillFirstParams));
+  EXPECT_EQ(OrderWith(*spf, radix_), (V{3, 1, 2, 0}));
+  // No queue-length fallback; with a cache that shares nothing, the prompt length is the work.
+  EXPECT_EQ(OrderWith(*spf, chunk_), (V{3, 2, 0, 1}));
+  EXPECT_EQ(UncachedPrefillWork(*queue_[1], 300), 20);
+}
+
+// The chunk cap's worked values (SCHEDULER_SPEC 13.2; page 256, budget 4096).
+TEST(ShortestPrefillFirstCap, ReservesForStrictlyShorterWaitersThatFitWhole) {
+  using W = std::vector<int64_t>;
+  EXPECT_EQ(ReserveChunkForShorterWaiters(W{512, 1024}, 8000, 4096, 256), 2560);
+  EXPECT_EQ(ReserveChunkForShorterWaiters(W{257}, 8000, 4096, 256), 3584);  // charged a whole page
+  EXPECT_EQ(ReserveChunkForShorterWaiters(W{3840}, 8000, 4096, 256), 256);  // one page stays
+  EXPECT_EQ(ReserveChunkForShorterWaiters(W{512}, 8000, 256, 256), -1);     // budget under two pages
+  EXPECT_EQ(ReserveChunkForShorterWaiters(W{9000, 100}, 8000, 4096, 256), -1);  // scan stops at the long one
+  EXPECT_EQ(ReserveChunkForShorterWaiters(W{600}, 600, 4096, 256), -1);     // not strictly shorter
+  EXPECT_EQ(ReserveChunkForShorterWaiters(W{}, 8000, 4096, 256), -1);
+}
+
+// Routing key (SCHEDULER_SPEC 13.3): keys running most go first; others keep their order.
+TEST_F(PolicyTest, RoutingKeyPrefersKeysInTheRunningBatch) {
+  auto keyed = [&](const char* key, int32_t seed) {
+    Req* r = Add(Seq(seed, 5));
+    r->routing_key = key;
+  };
+  keyed("", 10);   // 0
+  keyed("b", 20);  // 1
+  keyed("c", 30);  // 2: not running
+  keyed("a", 40);  // 3
+  keyed("b", 50);  // 4
+  keyed("a", 60);  // 5
+  keyed("", 70);   // 6
+  std::vector<std::unique_ptr<Req>> running;
+  std::vector<const Req*> view;
+  for (const char* k : {"a", "b", "a", "", "z"}) {
+    running.push_back(std::make_unique<Req>());
+    running.back()->routing_key = k;
+    view.push_back(running.back().get());
+  }
+  RoutingKeyPolicy policy;
+  EXPECT_EQ(OrderAt(policy, radix_, 0, view), (V{3, 5, 1, 4, 0, 2, 6}));
+  // Nothing keyed is running: the queue order stands.
+  EXPECT_EQ(OrderAt(policy, radix_, 0, std::span<const Req* const>(view).subspan(3, 1)), (V{0, 1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(OrderAt(policy, radix_, 0), (V{0, 1, 2, 3, 4, 5, 6}));
+}
+
+// Salted requests (tenants) never deprioritize each other in the in-batch dedup.
+TEST_F(PolicyTest, InBatchDedupComparesOnlyWithinACacheSalt) {
+  const V system_prompt = Seq(1000, 40);
+  Add(Cat(system_prompt, Seq(1, 5)))->cache_salt = "tenant-a";  // 0
+  Add(Cat(system_prompt, Seq(2, 5)))->cache_salt = "tenant-b";  // 1: first of its salt
+  Add(Cat(system_prompt, Seq(3, 5)))->cache_salt = "tenant-a";  // 2: sibling of 0 -> last
+  Add(Cat(system_prompt, Seq(4, 5)));                           // 3: first unsalted
+  auto lpm = Make(MakeLpmPolicy, std::span(kLpmParams, kNumLpmParams));
+  EXPECT_EQ(OrderWith(*lpm, radix_), (V{0, 1, 3, 2}));
 }
 
 // A cache-aware pass (lpm here; dfs-weight too) matches every waiting request, and in SGLang

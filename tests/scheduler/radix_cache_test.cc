@@ -55,6 +55,42 @@ TEST_F(RadixTest, InsertAndMatchSplitsAtTheMatchEnd) {
   EXPECT_EQ(Match({7}), V{});
 }
 
+// Cache salts (SCHEDULER_SPEC 13.5): each namespace has its own tree, so the same tokens under
+// two salts are two entries; eviction is global, and a namespace's root goes with its last entry.
+TEST_F(RadixTest, NamespacesShareNothingAndVanishWhenEvicted) {
+  Init(1);
+  const int64_t free_at_start = alloc_->available_size();
+  const V prompt = {1, 2, 3, 4};
+  V shared = Put(prompt);
+  V a_slots;
+  ASSERT_TRUE(alloc_->Alloc(4, &a_slots));
+  EXPECT_EQ(cache_->Insert(CacheKey(prompt, "tenant-a"), a_slots, 0), 0);  // nothing shared with ""
+  EXPECT_EQ(cache_->PeekMatchLength(CacheKey(prompt, "tenant-a")), 4);
+  EXPECT_EQ(cache_->PeekMatchLength(CacheKey(prompt, "tenant-b")), 0);
+  EXPECT_EQ(cache_->PeekMatchLength(prompt), 4);
+  V slots;
+  cache_->MatchPrefix(CacheKey(prompt, "tenant-a"), &slots);
+  EXPECT_EQ(slots, a_slots);  // the tenant's own KV, not the shared copy
+  CacheNodeRef none = cache_->MatchPrefix(CacheKey(prompt, "tenant-b"), &slots);
+  EXPECT_TRUE(cache_->is_root(none));
+  EXPECT_EQ(cache_->namespace_size("tenant-a"), 4);
+  EXPECT_EQ(cache_->namespace_size(""), 4);
+  EXPECT_EQ(cache_->namespace_size("tenant-b"), 0);
+  EXPECT_EQ(cache_->num_namespaces(), 2u);
+  EXPECT_EQ(cache_->evictable_size(), 8);
+  EXPECT_TRUE(cache_->SelfCheck().ok()) << cache_->SelfCheck().ToString();
+
+  // Eviction sees both namespaces: LRU takes the shared entry (older), then the tenant's.
+  EXPECT_EQ(cache_->Evict(4), 4);
+  EXPECT_EQ(cache_->namespace_size(""), 0);
+  EXPECT_EQ(cache_->namespace_size("tenant-a"), 4);
+  EXPECT_EQ(cache_->Evict(4), 4);
+  EXPECT_EQ(cache_->num_namespaces(), 1u);
+  EXPECT_EQ(cache_->num_nodes(), 1);
+  EXPECT_TRUE(cache_->SelfCheck().ok()) << cache_->SelfCheck().ToString();
+  EXPECT_EQ(alloc_->available_size(), free_at_start);  // every slot came back
+}
+
 TEST_F(RadixTest, InsertReturnsAlreadyCachedLength) {
   Init(1);
   Put({1, 2, 3});

@@ -14,15 +14,15 @@ class ChunkCache final : public PrefixCache {
   std::string_view name() const override { return "chunk"; }
   bool shares_prefixes() const override { return false; }
   void Attach(const PrefixCacheContext&) override {}
-  CacheNodeRef MatchPrefix(std::span<const int32_t>, std::vector<int32_t>*) override { return nullptr; }
-  int32_t Insert(std::span<const int32_t>, std::span<const int32_t>, int64_t) override { return 0; }
+  CacheNodeRef MatchPrefix(const CacheKey&, std::vector<int32_t>*) override { return nullptr; }
+  int32_t Insert(const CacheKey&, std::span<const int32_t>, int64_t) override { return 0; }
   void IncLockRef(CacheNodeRef) override {}
   void DecLockRef(CacheNodeRef) override {}
   int64_t Evict(int64_t) override { return 0; }
   int64_t evictable_size() const override { return 0; }
   int64_t protected_size() const override { return 0; }
   Status Reset() override { return Status::Ok(); }
-  int32_t PeekMatch(std::span<const int32_t>, CacheNodeRef* node) const override {
+  int32_t PeekMatch(const CacheKey&, CacheNodeRef* node) const override {
     if (node) *node = nullptr;
     return 0;
   }

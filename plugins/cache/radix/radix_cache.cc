@@ -97,11 +97,24 @@ void RadixCache::Attach(const PrefixCacheContext& ctx) {
   pool_.clear();
   free_nodes_.clear();
   evictable_leaves_.clear();
+  salted_roots_.clear();
   live_nodes_ = 0;
   evictable_size_ = protected_size_ = 0;
   root_ = NewNode();
   root_->lock_ref = 1;  // the root is never evicted
   root_->priority = INT64_MIN;
+  root_->root = root_;
+}
+
+RadixCache::Node* RadixCache::RootOf(std::string_view ns) const {
+  if (ns.empty()) return root_;
+  auto it = salted_roots_.find(ns);
+  return it == salted_roots_.end() ? nullptr : it->second;
+}
+
+int64_t RadixCache::namespace_size(std::string_view ns) const {
+  const Node* r = RootOf(ns);
+  return r == nullptr ? 0 : r->ns_tokens;
 }
 
 RadixCache::Node* RadixCache::NewNode() {
@@ -120,6 +133,9 @@ RadixCache::Node* RadixCache::NewNode() {
   n->last_access = n->creation = ++clock_;
   n->hit_count = 0;
   n->priority = 0;
+  n->root = nullptr;
+  n->ns_tokens = 0;
+  n->ns_name = nullptr;
   ++live_nodes_;
   return n;
 }
@@ -153,6 +169,7 @@ RadixCache::Node* RadixCache::Split(Node* c, size_t n) {
   mid->last_access = c->last_access;
   mid->creation = c->creation;
   mid->hit_count = c->hit_count;
+  mid->root = c->root;
   c->key.erase(c->key.begin(), c->key.begin() + n);
   c->value.erase(c->value.begin(), c->value.begin() + n);
   c->parent = mid;
@@ -162,7 +179,7 @@ RadixCache::Node* RadixCache::Split(Node* c, size_t n) {
 }
 
 void RadixCache::UpdateLeaf(Node* n) {
-  bool leaf = n != root_ && n->lock_ref == 0 && n->children.empty();
+  bool leaf = n->parent != nullptr && n->lock_ref == 0 && n->children.empty();
   if (leaf && n->leaf_pos < 0) {
     n->leaf_pos = static_cast<int32_t>(evictable_leaves_.size());
     evictable_leaves_.push_back(n);
@@ -182,10 +199,12 @@ void RadixCache::FreeSlots(std::span<const int32_t> slots) {
 // ---- public operations -------------------------------------------------------------
 
 template <typename Visit>
-RadixCache::Node* RadixCache::TouchPath(std::span<const int32_t> key, Visit&& visit) {
+RadixCache::Node* RadixCache::TouchPath(const CacheKey& k, Visit&& visit) {
+  std::span<const int32_t> key = k.tokens;
   if (page_ > 1) key = key.first(key.size() / page_ * page_);
+  Node* node = RootOf(k.ns);
+  if (node == nullptr) return root_;  // an empty namespace: nothing to match (the root locks nothing)
   const uint64_t now = ++clock_;
-  Node* node = root_;
   node->last_access = now;
   while (!key.empty()) {
     Node* c = node->children.Find(ChildKey(key.data()));
@@ -200,7 +219,7 @@ RadixCache::Node* RadixCache::TouchPath(std::span<const int32_t> key, Visit&& vi
   return node;
 }
 
-CacheNodeRef RadixCache::MatchPrefix(std::span<const int32_t> key, std::vector<int32_t>* slots) {
+CacheNodeRef RadixCache::MatchPrefix(const CacheKey& key, std::vector<int32_t>* slots) {
   Node* split = nullptr;
   Node* last = TouchPath(key, [&](Node* c, size_t n) {
     ++c->hit_count;
@@ -208,17 +227,24 @@ CacheNodeRef RadixCache::MatchPrefix(std::span<const int32_t> key, std::vector<i
     slots->insert(slots->end(), matched->value.begin(), matched->value.end());
     return split == nullptr;
   });
+  // Every root locks nothing; a salted one may go away with its last entry, so hand out the shared one.
+  if (split == nullptr && last->parent == nullptr) return Ref(root_);
   return Ref(split != nullptr ? split : last);
 }
 
-void RadixCache::TouchPrefix(std::span<const int32_t> key) {
+void RadixCache::TouchPrefix(const CacheKey& key) {
   // No split and no hit: only the access times change (splitting would give both halves this time).
   TouchPath(key, [](Node* c, size_t n) { return n == c->key.size(); });
 }
 
-int32_t RadixCache::PeekMatch(std::span<const int32_t> key, CacheNodeRef* out) const {
+int32_t RadixCache::PeekMatch(const CacheKey& k, CacheNodeRef* out) const {
+  std::span<const int32_t> key = k.tokens;
   if (page_ > 1) key = key.first(key.size() / page_ * page_);
-  const Node* node = root_;
+  const Node* node = RootOf(k.ns);
+  if (node == nullptr) {
+    if (out) *out = Ref(root_);
+    return 0;
+  }
   int32_t total = 0;
   while (!key.empty()) {
     const Node* c = node->children.Find(ChildKey(key.data()));
@@ -230,17 +256,27 @@ int32_t RadixCache::PeekMatch(std::span<const int32_t> key, CacheNodeRef* out) c
     if (n < c->key.size()) break;
     key = key.subspan(n);
   }
+  if (node->parent == nullptr) node = root_;  // as MatchPrefix: roots are interchangeable
   if (out) *out = Ref(const_cast<Node*>(node));
   return total;
 }
 
-int32_t RadixCache::Insert(std::span<const int32_t> key, std::span<const int32_t> value, int64_t priority) {
+int32_t RadixCache::Insert(const CacheKey& k, std::span<const int32_t> value, int64_t priority) {
+  std::span<const int32_t> key = k.tokens;
   CHECK_EQ(key.size(), value.size());
   if (page_ > 1) {
     CHECK_EQ(key.size() % page_, 0u) << "radix keys must be page-aligned";
   }
+  if (key.empty()) return 0;
+  Node* node = RootOf(k.ns);
+  if (node == nullptr) {  // the namespace's first entry: its own root, never shared
+    node = NewNode();
+    node->lock_ref = 1;
+    node->priority = INT64_MIN;
+    node->root = node;
+    node->ns_name = &salted_roots_.emplace(std::string(k.ns), node).first->first;
+  }
   const uint64_t now = ++clock_;
-  Node* node = root_;
   node->last_access = now;
   int32_t total = 0;
   while (!key.empty()) {
@@ -262,8 +298,10 @@ int32_t RadixCache::Insert(std::span<const int32_t> key, std::span<const int32_t
     leaf->key.assign(key.begin(), key.end());
     leaf->value.assign(value.begin(), value.end());
     leaf->priority = priority;
+    leaf->root = node->root;
     node->children.Put(ChildKey(leaf->key.data()), leaf);
     evictable_size_ += static_cast<int64_t>(key.size());
+    node->root->ns_tokens += static_cast<int64_t>(key.size());
     UpdateLeaf(node);
     UpdateLeaf(leaf);
   }
@@ -271,7 +309,7 @@ int32_t RadixCache::Insert(std::span<const int32_t> key, std::span<const int32_t
 }
 
 void RadixCache::IncLockRef(CacheNodeRef ref) {
-  for (Node* n = N(ref); n != nullptr && n != root_; n = n->parent) {
+  for (Node* n = N(ref); n != nullptr && n->parent != nullptr; n = n->parent) {
     if (n->lock_ref == 0) {
       evictable_size_ -= static_cast<int64_t>(n->key.size());
       protected_size_ += static_cast<int64_t>(n->key.size());
@@ -282,7 +320,7 @@ void RadixCache::IncLockRef(CacheNodeRef ref) {
 }
 
 void RadixCache::DecLockRef(CacheNodeRef ref) {
-  for (Node* n = N(ref); n != nullptr && n != root_; n = n->parent) {
+  for (Node* n = N(ref); n != nullptr && n->parent != nullptr; n = n->parent) {
     CHECK_GT(n->lock_ref, 0) << "radix lock_ref underflow";
     if (n->lock_ref == 1) {
       evictable_size_ += static_cast<int64_t>(n->key.size());
@@ -322,11 +360,18 @@ int64_t RadixCache::Evict(int64_t num_tokens) {
     FreeSlots(x->value);
     freed += static_cast<int64_t>(x->value.size());
     evictable_size_ -= static_cast<int64_t>(x->key.size());
+    x->root->ns_tokens -= static_cast<int64_t>(x->key.size());
     Node* parent = x->parent;
     parent->children.Erase(ChildKey(x->key.data()));
     x->lock_ref = 1;  // force out of the leaf set
     UpdateLeaf(x);
     ReleaseNode(x);
+    if (parent->parent == nullptr && parent != root_ && parent->children.empty()) {
+      // A salted namespace's last entry: its root goes too, so idle tenants cost nothing.
+      salted_roots_.erase(salted_roots_.find(*parent->ns_name));
+      ReleaseNode(parent);
+      continue;
+    }
     UpdateLeaf(parent);
     if (parent->leaf_pos >= 0) {  // cascade upward
       heap_.emplace_back(EvictKey(parent), parent);
@@ -372,6 +417,10 @@ bool RadixCache::DfsWeightOrder(std::span<const CacheNodeRef> last_nodes, std::v
       for (int32_t i = it->second.second - 1; i >= 0; i = dfs_next_[i]) order->push_back(i);
   };
   dfs(root_);
+  // Salted namespaces after the shared one, by name, so the order does not depend on hashing.
+  std::vector<std::pair<std::string_view, const Node*>> salted(salted_roots_.begin(), salted_roots_.end());
+  std::sort(salted.begin(), salted.end());
+  for (const auto& [name, root] : salted) dfs(root);
   CHECK_EQ(order->size(), last_nodes.size());
   return true;
 }
@@ -379,16 +428,25 @@ bool RadixCache::DfsWeightOrder(std::span<const CacheNodeRef> last_nodes, std::v
 Status RadixCache::SelfCheck() const {
   int64_t evictable = 0, prot = 0, leaves = 0, nodes = 0;
   std::vector<const Node*> stack{root_};
+  for (const auto& [name, root] : salted_roots_) {
+    if (root->lock_ref != 1 || root->parent != nullptr || root->root != root || root->ns_name != &name)
+      return Status::Internal("radix namespace root '" + name + "' is malformed");
+    if (root->children.empty()) return Status::Internal("radix namespace '" + name + "' kept an empty root");
+    stack.push_back(root);
+  }
+  std::unordered_map<const Node*, int64_t> ns_tokens;
   while (!stack.empty()) {
     const Node* n = stack.back();
     stack.pop_back();
     ++nodes;
-    if (n != root_) {
+    if (n->parent != nullptr) {
+      if (n->root != n->parent->root) return Status::Internal("radix node outside its parent's namespace");
+      ns_tokens[n->root] += static_cast<int64_t>(n->key.size());
       if (n->key.size() != n->value.size()) return Status::Internal("radix node key/value length mismatch");
       if (n->key.empty()) return Status::Internal("radix node with an empty key");
       if (page_ > 1 && n->key.size() % page_ != 0) return Status::Internal("radix node not page-aligned");
       (n->lock_ref > 0 ? prot : evictable) += static_cast<int64_t>(n->key.size());
-      if (n->lock_ref > n->parent->lock_ref && n->parent != root_)
+      if (n->lock_ref > n->parent->lock_ref && n->parent->parent != nullptr)
         return Status::Internal("radix child locked more than its parent");
       for (int32_t s : n->value)
         if (ctx_.allocator->IsSlotFree(s)) return Status::Internal("radix node holds a free KV slot " + std::to_string(s));
@@ -407,6 +465,9 @@ Status RadixCache::SelfCheck() const {
   if (leaves != static_cast<int64_t>(evictable_leaves_.size())) return Status::Internal("radix leaf count mismatch");
   if (nodes != live_nodes_) return Status::Internal("radix node count mismatch");
   if (root_->lock_ref != 1) return Status::Internal("radix root lock changed");
+  if (ns_tokens[root_] != root_->ns_tokens) return Status::Internal("radix shared namespace size out of date");
+  for (const auto& [name, root] : salted_roots_)
+    if (ns_tokens[root] != root->ns_tokens) return Status::Internal("radix namespace '" + name + "' size out of date");
   return Status::Ok();
 }
 

@@ -4,6 +4,9 @@
 // page), nodes come from a reusable pool, and the set of evictable leaves is
 // maintained incrementally so eviction only heapifies the current leaves.
 // Access times are a logical clock, so eviction order is deterministic.
+// Each key namespace (cache salt) has its own root, so namespaces share no
+// node; eviction is global over all of them, and a salted root goes away with
+// its last entry.
 // Not thread-safe: scheduler thread only.
 #pragma once
 
@@ -30,9 +33,9 @@ class RadixCache final : public PrefixCache {
   bool shares_prefixes() const override { return true; }
   void Attach(const PrefixCacheContext& ctx) override;
 
-  CacheNodeRef MatchPrefix(std::span<const int32_t> key, std::vector<int32_t>* slots) override;
-  void TouchPrefix(std::span<const int32_t> key) override;
-  int32_t Insert(std::span<const int32_t> key, std::span<const int32_t> slots, int64_t priority) override;
+  CacheNodeRef MatchPrefix(const CacheKey& key, std::vector<int32_t>* slots) override;
+  void TouchPrefix(const CacheKey& key) override;
+  int32_t Insert(const CacheKey& key, std::span<const int32_t> slots, int64_t priority) override;
   void IncLockRef(CacheNodeRef node) override;
   void DecLockRef(CacheNodeRef node) override;
   int64_t Evict(int64_t num_tokens) override;
@@ -40,13 +43,16 @@ class RadixCache final : public PrefixCache {
   int64_t protected_size() const override { return protected_size_; }
   Status Reset() override;
 
-  int32_t PeekMatch(std::span<const int32_t> key, CacheNodeRef* node) const override;
+  int32_t PeekMatch(const CacheKey& key, CacheNodeRef* node) const override;
+  int64_t namespace_size(std::string_view ns) const override;
   bool DfsWeightOrder(std::span<const CacheNodeRef> last_nodes, std::vector<int32_t>* order) const override;
   Status SelfCheck() const override;
 
   int64_t num_nodes() const { return live_nodes_; }
   int32_t lock_ref(CacheNodeRef node) const;
-  bool is_root(CacheNodeRef node) const { return node == Ref(root_); }
+  bool is_root(CacheNodeRef node) const { return N(node)->parent == nullptr; }
+  // Namespaces with entries, the shared one ("") included.
+  size_t num_namespaces() const { return 1 + salted_roots_.size(); }
 
  private:
   struct Node;
@@ -75,6 +81,13 @@ class RadixCache final : public PrefixCache {
     uint64_t creation = 0;
     int64_t hit_count = 0;
     int64_t priority = 0;
+    Node* root = nullptr;    // the root of this node's namespace
+    int64_t ns_tokens = 0;   // roots only: tokens held in the namespace
+    const std::string* ns_name = nullptr;  // salted roots only: their key in salted_roots_
+  };
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
   };
 
   static CacheNodeRef Ref(Node* n) { return reinterpret_cast<CacheNodeRef>(n); }
@@ -88,7 +101,9 @@ class RadixCache final : public PrefixCache {
   // time; visit(child, matched tokens) returns false to stop at that child. Returns the last node
   // fully matched (where a stopped walk stopped: its parent).
   template <typename Visit>
-  Node* TouchPath(std::span<const int32_t> key, Visit&& visit);
+  Node* TouchPath(const CacheKey& key, Visit&& visit);
+  // The root of namespace ns, or nullptr when it holds nothing (the shared root always exists).
+  Node* RootOf(std::string_view ns) const;
   void UpdateLeaf(Node* n);
   std::pair<int64_t, int64_t> EvictKey(const Node* n) const;
   void FreeSlots(std::span<const int32_t> slots);
@@ -96,7 +111,8 @@ class RadixCache final : public PrefixCache {
   EvictionOrder order_;
   PrefixCacheContext ctx_;
   int32_t page_ = 1;
-  Node* root_ = nullptr;
+  Node* root_ = nullptr;  // the shared namespace ("")
+  std::unordered_map<std::string, Node*, NameHash, std::equal_to<>> salted_roots_;
   std::deque<Node> pool_;
   std::vector<Node*> free_nodes_;
   int64_t live_nodes_ = 0;

@@ -21,7 +21,7 @@ void DfsWeightPolicy::Order(std::span<const Req* const> queue, const OrderContex
   match_lens_.resize(queue.size());
   for (size_t i = 0; i < queue.size(); ++i) {
     const Req& r = *queue[i];
-    match_lens_[i] = cache.PeekMatch(std::span<const int32_t>(r.tokens.data(), r.tokens.size() - 1), &nodes_[i]);
+    match_lens_[i] = cache.PeekMatch(MatchKeyOf(r), &nodes_[i]);
   }
   if (!cache.DfsWeightOrder(nodes_, order)) {
     FcfsOrder(queue.size(), order);

@@ -26,7 +26,7 @@ void LpmPolicy::Order(std::span<const Req* const> queue, const OrderContext& ctx
   for (size_t i = 0; i < queue.size(); ++i) {
     const Req& r = *queue[i];
     // At least one token is always recomputed, so the usable match stops one short.
-    match_lens_[i] = cache.PeekMatchLength(std::span<const int32_t>(r.tokens.data(), r.tokens.size() - 1));
+    match_lens_[i] = cache.PeekMatchLength(MatchKeyOf(r));
   }
   dedup_.Compute(queue, match_lens_, &deprioritized_);
   for (uint8_t d : deprioritized_) deprioritized_total_ += d;
