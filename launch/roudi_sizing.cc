@@ -116,7 +116,9 @@ MessageBounds ComputeMessageBounds(const PipelineLimits& l) {
   b.tokenized_request = transport::TokenizedRequestMsg::Bytes({.input_ids = C,
                                                                .stop_token_ids = uint64_t(api.max_stop_token_ids),
                                                                .stop_str_bytes = uint64_t(api.max_stop_strings) * stop_bytes,
-                                                               .stop_strs = uint64_t(api.max_stop_strings)});
+                                                               .stop_strs = uint64_t(api.max_stop_strings),
+                                                               .cache_salt_bytes = uint64_t(api.max_key_bytes),
+                                                               .routing_key_bytes = uint64_t(api.max_key_bytes)});
   b.forward_batch = transport::ForwardBatchMsg::Bytes(
       {.reqs = R, .tokens = T, .prefix_slots = Bp * Cslots, .released_rids = R, .history_ids = Bp * C});
   b.forward_result = transport::ForwardResultMsg::Bytes({.reqs = R,

@@ -18,7 +18,9 @@ size_t TokenizedRequestBytes(const sched::TokenizedRequest& r) {
   return TokenizedRequestMsg::Bytes({.input_ids = r.input_ids.size(),
                                      .stop_token_ids = r.stop_token_ids.size(),
                                      .stop_str_bytes = StopBytes(r),
-                                     .stop_strs = r.stop_strs.size()});
+                                     .stop_strs = r.stop_strs.size(),
+                                     .cache_salt_bytes = r.cache_salt.size(),
+                                     .routing_key_bytes = r.routing_key.size()});
 }
 
 Status EncodeTokenizedRequest(const sched::TokenizedRequest& r, double arrival_time, void* buf, size_t cap) {
@@ -36,6 +38,8 @@ Status EncodeTokenizedRequest(const sched::TokenizedRequest& r, double arrival_t
   w.Copy<int32_t>(m->stop_token_ids, r.stop_token_ids);
   auto bytes = w.Append<char>(m->stop_str_bytes, StopBytes(r));
   auto lens = w.Append<uint32_t>(m->stop_str_lens, r.stop_strs.size());
+  w.Copy<char>(m->cache_salt, std::span<const char>(r.cache_salt.data(), r.cache_salt.size()));
+  w.Copy<char>(m->routing_key, std::span<const char>(r.routing_key.data(), r.routing_key.size()));
   if (w.overflow())
     return Status::OutOfRange("request of " + std::to_string(TokenizedRequestBytes(r)) + " bytes does not fit a " +
                               std::to_string(cap) + "-byte chunk");
@@ -67,6 +71,10 @@ void DecodeTokenizedRequest(const TokenizedRequestMsg* m, sched::TokenizedReques
   r->top_logprobs_num = m->top_logprobs_num;
   r->priority.reset();
   if (m->has_priority) r->priority = m->priority;
+  auto salt = transport::ArrayOf<char>(m, m->cache_salt);
+  r->cache_salt.assign(salt.begin(), salt.end());
+  auto key = transport::ArrayOf<char>(m, m->routing_key);
+  r->routing_key.assign(key.begin(), key.end());
 }
 
 }  // namespace radixserve::nodes

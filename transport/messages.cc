@@ -44,6 +44,8 @@ Result<const TokenizedRequestMsg*> ValidateTokenizedRequest(const void* bytes, s
   RS_RETURN_IF_ERROR(ValidateArray<int32_t>(m, m->stop_token_ids, kMaxTokensPerMessage, "stop_token_ids"));
   RS_RETURN_IF_ERROR(ValidateArray<char>(m, m->stop_str_bytes, kMaxTextBytes, "stop_str_bytes"));
   RS_RETURN_IF_ERROR(ValidateArray<uint32_t>(m, m->stop_str_lens, kMaxStopStrings, "stop_str_lens"));
+  RS_RETURN_IF_ERROR(ValidateArray<char>(m, m->cache_salt, kMaxKeyBytes, "cache_salt"));
+  RS_RETURN_IF_ERROR(ValidateArray<char>(m, m->routing_key, kMaxKeyBytes, "routing_key"));
   uint64_t total = 0;
   for (uint32_t len : ArrayOf<uint32_t>(m, m->stop_str_lens)) total += len;
   if (total != m->stop_str_bytes.count) return Status::Corrupt("stop string lengths do not add up to their bytes");

@@ -26,12 +26,13 @@ inline constexpr uint32_t kMaxRequestsPerBatch = 1u << 14;
 inline constexpr uint32_t kMaxStopStrings = 64;
 inline constexpr uint32_t kMaxTextBytes = 1u << 24;
 inline constexpr uint32_t kMaxTopLogprobs = 20;
+inline constexpr uint32_t kMaxKeyBytes = 4096;  // a cache salt or a routing key
 
 static_assert(std::is_trivially_copyable_v<SamplingParams>);
 
 struct TokenizedRequestMsg {
   static constexpr MessageKind kKind = MessageKind::kTokenizedRequest;
-  static constexpr uint16_t kLayoutVersion = 1;
+  static constexpr uint16_t kLayoutVersion = 2;
   MessageHeader header;
   uint64_t rid;
   SamplingParams sampling;
@@ -46,9 +47,12 @@ struct TokenizedRequestMsg {
   ArrayRef stop_token_ids; // int32
   ArrayRef stop_str_bytes; // char: the stop strings back to back
   ArrayRef stop_str_lens;  // uint32: the length of each stop string
+  ArrayRef cache_salt;     // char: the prefix-cache namespace (empty: shared)
+  ArrayRef routing_key;    // char (empty: none)
 
   struct Counts {
     uint64_t input_ids = 0, stop_token_ids = 0, stop_str_bytes = 0, stop_strs = 0;
+    uint64_t cache_salt_bytes = 0, routing_key_bytes = 0;
   };
   static constexpr size_t Bytes(const Counts& c);
 };
@@ -215,7 +219,8 @@ struct ControlMsg {
 // Array element sizes, in the order of each message's ArrayRefs.
 constexpr size_t TokenizedRequestMsg::Bytes(const Counts& c) {
   return MessageSize<TokenizedRequestMsg>(
-      {c.input_ids * sizeof(int32_t), c.stop_token_ids * sizeof(int32_t), c.stop_str_bytes, c.stop_strs * sizeof(uint32_t)});
+      {c.input_ids * sizeof(int32_t), c.stop_token_ids * sizeof(int32_t), c.stop_str_bytes, c.stop_strs * sizeof(uint32_t),
+       c.cache_salt_bytes, c.routing_key_bytes});
 }
 constexpr size_t ForwardBatchMsg::Bytes(const Counts& c) {
   return MessageSize<ForwardBatchMsg>({c.reqs * sizeof(ForwardReqWire), c.tokens * sizeof(int32_t),

@@ -25,7 +25,7 @@ ApiError ApiError::FromStatus(const Status& status, std::string param) {
     case StatusCode::kNotFound:
       return {404, "not_found_error", std::move(param), status.message()};
     case StatusCode::kResourceExhausted:
-      return {429, "rate_limit_error", std::move(param), status.message()};
+      return {429, "rate_limit_error", std::move(param), status.message(), /*retry_after_s=*/1};
     case StatusCode::kUnavailable:
       return {503, "service_unavailable_error", std::move(param), status.message(), /*retry_after_s=*/1};
     case StatusCode::kFailedPrecondition:

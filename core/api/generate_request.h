@@ -8,9 +8,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/api/priority_class.h"
 #include "core/sampling/sampling_params.h"
 
 namespace radixserve::api {
@@ -31,6 +33,7 @@ struct ApiLimits {
   int32_t max_logprobs = 20;
   int32_t max_messages = 1024;
   size_t max_body_bytes = 8u << 20;
+  int32_t max_key_bytes = 256;  // cache_salt, routing_key
   // Deepest nesting of arrays/objects a body may have: nlohmann's parser is iterative, but
   // copying and dumping values recurse, so a hostile 10^5-level body must be refused first.
   int32_t max_json_depth = 64;
@@ -58,6 +61,14 @@ struct GenerateRequest {
   bool include_usage = false;            // stream_options.include_usage
   bool return_logprob = false;           // logprobs of the chosen tokens
   int32_t top_logprobs = 0;              // how many alternatives per position
+
+  // Scheduling: the priority ("priority": a class name or a number, or the X-Priority header; the
+  // default class's number when none), its class (limits, metrics), the prefix-cache namespace
+  // ("cache_salt", or the API key's; "" = shared) and the routing key ("" = none).
+  std::optional<int64_t> priority;
+  PriorityClass priority_class = PriorityClass::kDefault;
+  std::string cache_salt;
+  std::string routing_key;
 };
 
 }  // namespace radixserve::api

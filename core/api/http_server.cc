@@ -99,7 +99,43 @@ Result<std::string> HttpServer::RenderChat(const std::vector<ChatMessage>& messa
   return chat_template_->Render(messages, add_generation_prompt);
 }
 
-bool HttpServer::Authorized(const HttpRequest& request) const { return AuthorizedAs(request, options_.api_key); }
+std::array<uint64_t, kNumPriorityClasses> HttpServer::class_rejected() const {
+  std::array<uint64_t, kNumPriorityClasses> out{};
+  for (size_t i = 0; i < kNumPriorityClasses; ++i) out[i] = class_rejected_[i].load(std::memory_order_relaxed);
+  return out;
+}
+
+bool HttpServer::Authorized(const HttpRequest& request) const {
+  if (!options_.tenant_keys.empty() && TenantSalt(request) != nullptr) return true;
+  // With tenant keys only, every request needs one of them.
+  if (options_.api_key.empty() && !options_.tenant_keys.empty()) return false;
+  return AuthorizedAs(request, options_.api_key);
+}
+
+const std::string* HttpServer::TenantSalt(const HttpRequest& request) const {
+  const std::string* salt = nullptr;
+  for (const auto& [key, s] : options_.tenant_keys)  // every key compared: the time does not tell which
+    if (AuthorizedAs(request, key)) salt = &s;
+  return salt;
+}
+
+bool HttpServer::ApplySchedulingContext(const HttpRequest& http, GenerateRequest* req, ApiError* error) const {
+  if (!req->priority) {
+    const std::string& header = http.Header("x-priority");
+    if (!header.empty()) {
+      Result<int64_t> p = ParsePriority(header);
+      if (!p.ok()) {
+        *error = ApiError::BadRequest("X-Priority", "X-Priority: " + p.status().message());
+        return false;
+      }
+      req->priority = *p;
+    }
+  }
+  if (!req->priority) req->priority = InfoOf(PriorityClass::kDefault).priority;
+  req->priority_class = ClassOfPriority(*req->priority);
+  if (const std::string* salt = TenantSalt(http)) req->cache_salt = *salt;
+  return true;
+}
 
 bool HttpServer::AuthorizedAs(const HttpRequest& request, const std::string& key) const {
   if (key.empty()) return true;
@@ -229,10 +265,29 @@ void HttpServer::HandleGenerate(const HttpRequest& http, HttpConnection& conn, E
   bool parsed = endpoint == Endpoint::kCompletions       ? ParseCompletionRequest(http.body, options_.limits, &req, &error)
                 : endpoint == Endpoint::kChatCompletions ? ParseChatCompletionRequest(http.body, options_.limits, &req, &error)
                                                          : ParseNativeGenerateRequest(http.body, options_.limits, &req, &error);
-  if (!parsed || !CheckModelName(req.model, options_.served_model_name, &error)) return SendError(conn, error);
+  if (!parsed || !CheckModelName(req.model, options_.served_model_name, &error) ||
+      !ApplySchedulingContext(http, &req, &error))
+    return SendError(conn, error);
   if (!backend_->Ready()) return SendError(conn, ApiError::Unavailable("the server is not ready yet"));
   if (!PrepareInput(&req, &error)) return SendError(conn, error);
   if (req.rid.empty()) req.rid = NewRequestId();
+
+  // The class's share of the server: past its limit this class waits, the others do not.
+  const size_t cls = static_cast<size_t>(req.priority_class);
+  struct ClassSlot {  // held until the answer is complete
+    std::atomic<int64_t>& n;
+    int64_t k;
+    ~ClassSlot() { n.fetch_sub(k, std::memory_order_acq_rel); }
+  } slot{class_in_flight_[cls], req.n};
+  const int64_t now_in_flight = slot.n.fetch_add(slot.k, std::memory_order_acq_rel) + slot.k;
+  const int64_t limit = options_.class_max_in_flight[cls];
+  if (limit > 0 && now_in_flight > limit) {
+    class_rejected_[cls].fetch_add(1, std::memory_order_relaxed);
+    return SendError(conn, ApiError::FromStatus(Status::ResourceExhausted(
+                               "the " + std::string(NameOf(req.priority_class)) + " class is full: " +
+                               std::to_string(now_in_flight - slot.k) + " of its " + std::to_string(limit) +
+                               " requests in flight (class_max_in_flight); retry later")));
+  }
 
   auto stream = std::make_shared<RequestStream>();
   if (!stream->valid()) return SendError(conn, ApiError::Internal("cannot create an event descriptor"));

@@ -13,6 +13,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <array>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -32,6 +34,13 @@ struct HttpServerOptions {
   std::string api_key;              // empty: no authentication
   // Required (instead of api_key) for control endpoints: /admin/*, /flush_cache. Empty: api_key rules.
   std::string admin_key;
+  // API keys of tenants, each with its cache salt: a request sent with one is served in that
+  // salt's prefix-cache namespace whatever its body says (tenants never share cached prefixes).
+  // They are accepted besides api_key.
+  std::map<std::string, std::string> tenant_keys;
+  // Requests in flight per priority class (n > 1 counts n) past which that class gets 429 with
+  // Retry-After while the others are served; 0: no limit.
+  std::array<int64_t, kNumPriorityClasses> class_max_in_flight{};
   std::string served_model_name = "default";
   ApiLimits limits;
   int max_connections = 4096;
@@ -58,6 +67,11 @@ class HttpServer {
   // a drain waits for these, not only for the backend's outputs, before it calls Stop().
   int active_requests() const { return active_requests_.load(std::memory_order_acquire); }
   int port() const { return listener_.port(); }
+  // Requests refused at each class's class_max_in_flight so far, and those in flight now.
+  std::array<uint64_t, kNumPriorityClasses> class_rejected() const;
+  int64_t class_in_flight(PriorityClass c) const {
+    return class_in_flight_[static_cast<size_t>(c)].load(std::memory_order_acquire);
+  }
   // The chat template in use; nullptr when the model's is not recognised (chat requests then fail).
   const ChatTemplate* chat_template() const { return chat_template_ ? &*chat_template_ : nullptr; }
 
@@ -73,6 +87,13 @@ class HttpServer {
   void HandleModels(HttpConnection& conn);
   bool Authorized(const HttpRequest& request) const;
   bool AuthorizedAs(const HttpRequest& request, const std::string& key) const;
+  // The cache salt of the tenant key the request was sent with; nullptr when none.
+  const std::string* TenantSalt(const HttpRequest& request) const;
+  // Priority (X-Priority header when the body has none, else the default class), its class, and the
+  // tenant's salt.
+  bool ApplySchedulingContext(const HttpRequest& http, GenerateRequest* req, ApiError* error) const;
+  std::array<std::atomic<int64_t>, kNumPriorityClasses> class_in_flight_{};
+  std::array<std::atomic<uint64_t>, kNumPriorityClasses> class_rejected_{};
 
   HttpServerOptions options_;
   ApiBackend* backend_;

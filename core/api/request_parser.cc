@@ -234,6 +234,27 @@ void ReadSamplingFields(FieldReader& r, const ApiLimits& limits, GenerateRequest
   }
 }
 
+// Scheduling fields, the same on every endpoint: priority, cache_salt, routing_key.
+void ReadSchedulingFields(FieldReader& r, const ApiLimits& limits, GenerateRequest* req) {
+  if (const json* p = r.Get("priority")) {
+    if (p->is_string()) {
+      Result<int64_t> v = ParsePriority(p->get<std::string>());
+      if (!v.ok()) r.Fail("priority", v.status().message());
+      else req->priority = *v;
+    } else {
+      int64_t v;
+      if (!p->is_number()) r.Expected("priority", "a class name (interactive, default, bulk) or an integer", *p);
+      else if (r.Int("priority", kMinPriority, kMaxPriority, &v)) req->priority = v;
+    }
+  }
+  for (auto [key, out] : {std::pair{"cache_salt", &req->cache_salt}, std::pair{"routing_key", &req->routing_key}}) {
+    r.String(key, out);
+    if (r.ok() && out->size() > static_cast<size_t>(limits.max_key_bytes))
+      r.Fail(key, "at most " + std::to_string(limits.max_key_bytes) + " bytes allowed, got " +
+                      std::to_string(out->size()));
+  }
+}
+
 // Runs SamplingParams::Validate for cross-field rules (min <= max tokens) and normalisation.
 bool FinishSampling(FieldReader& r, GenerateRequest* req) {
   if (!r.ok()) return false;
@@ -268,6 +289,7 @@ void ReadOpenAiCommon(FieldReader& r, const ApiLimits& limits, GenerateRequest* 
   r.Int32("max_completion_tokens", 1, std::numeric_limits<int32_t>::max(), &req->sampling.max_new_tokens);
   r.Int32("min_tokens", 0, std::numeric_limits<int32_t>::max(), &req->sampling.min_new_tokens);
   ReadSamplingFields(r, limits, req);
+  ReadSchedulingFields(r, limits, req);
   if (const json* bias = r.Get("logit_bias"); bias && !(bias->is_object() && bias->empty()))
     r.Fail("logit_bias", "is not supported");
   if (const json* fmt = r.Get("response_format")) {
@@ -409,6 +431,7 @@ bool ParseNativeGenerateRequest(std::string_view body, const ApiLimits& limits, 
   }
   r.Bool("return_logprob", &out->return_logprob);
   r.Int32("top_logprobs_num", 0, limits.max_logprobs, &out->top_logprobs);
+  ReadSchedulingFields(r, limits, out);
   if (!r.ok()) return false;
 
   if (const json* sp = r.Get("sampling_params")) {

@@ -61,6 +61,14 @@ ApiNode::ApiNode(NodeContext ctx) : Node(std::move(ctx)) {
   params().DeclareInt("drain_timeout_s", 30, 0, 3600, "on shutdown, how long running requests may take to finish");
   params().DeclareInt("max_queued_requests", 1024, 1, 1 << 20,
                       "requests in flight through the api (n > 1 counts n); past it new ones get 503 + Retry-After");
+  params().DeclareString("class_max_in_flight", "",
+                         "per priority class: interactive=N,default=N,bulk=N in flight; past it 429 + Retry-After "
+                         "for that class only (0 or absent: no limit)",
+                         {}, true);
+  params().DeclareString("tenant_keys", "",
+                         "API keys of tenants with their cache salts: key=salt,key=salt (tenants never share cached "
+                         "prefixes; accepted besides api_key)",
+                         {}, true);
 }
 
 ApiNode::~ApiNode() { Shutdown(); }
@@ -110,6 +118,14 @@ Status ApiNode::OnConfigure() {
   o.host = params().GetString("host");
   o.port = static_cast<int>(params().GetInt("port"));
   o.api_key = params().GetString("api_key");
+  for (const std::string& item : SplitCommas(params().GetString("tenant_keys"))) {
+    const size_t eq = item.find('=');
+    if (eq == 0 || eq == std::string::npos || eq + 1 == item.size())
+      return Status::InvalidArgument("tenant_keys: expected key=salt, got '" + item.substr(0, eq) + "...'");
+    if (!o.tenant_keys.emplace(item.substr(0, eq), item.substr(eq + 1)).second)
+      return Status::InvalidArgument("tenant_keys: a key is given twice");
+  }
+  RS_ASSIGN_OR_RETURN(o.class_max_in_flight, api::ParseClassLimits(params().GetString("class_max_in_flight")));
   o.admin_key = params().GetString("admin_key");
   o.served_model_name = params().GetString("served_model_name");
   o.chat_template_name = params().GetString("chat_template");
@@ -198,8 +214,10 @@ Status ApiNode::Submit(const api::GenerateRequest& request, std::shared_ptr<api:
       return Status::Unavailable("the server is overloaded: " + std::to_string(pending_.size()) +
                                  " requests in flight (max_queued_requests); retry later");
     }
+    metrics_.requests_in_flight.fetch_add(1, std::memory_order_relaxed);  // with the entry, before any output
     rid = next_rid_++;
     Pending p;
+    p.cls = request.priority_class;
     p.rid = request.rid;
     p.sink = std::move(sink);
     p.start = p.last_token = Clock::now();
@@ -216,6 +234,9 @@ Status ApiNode::Submit(const api::GenerateRequest& request, std::shared_ptr<api:
   wire.stream = request.stream;
   wire.return_logprob = request.return_logprob;
   wire.top_logprobs_num = request.top_logprobs;
+  wire.priority = request.priority;
+  wire.cache_salt = request.cache_salt;
+  wire.routing_key = request.routing_key;
   const size_t bytes = TokenizedRequestBytes(wire);
   Status status;
   {
@@ -238,11 +259,11 @@ Status ApiNode::Submit(const api::GenerateRequest& request, std::shared_ptr<api:
   }
   if (!status.ok()) {
     std::lock_guard<std::mutex> l(mu_);
+    Ended(pending_.at(rid));
     pending_.erase(rid);
     by_name_.erase(request.rid);
     return status;
   }
-  metrics_.requests_in_flight.fetch_add(1, std::memory_order_relaxed);
   return Status::Ok();
 }
 
@@ -411,7 +432,7 @@ Result<std::string> ApiNode::MetricsText() {
       }
     }
   }
-  return RenderMetrics(metrics_, stats);
+  return RenderMetrics(metrics_, server_->class_rejected(), stats);
 }
 
 // ---- receiving ---------------------------------------------------------------------
@@ -481,6 +502,7 @@ void ApiNode::HandleStrOut(const void* data, size_t size) {
         double gap = std::chrono::duration<double>(now - p.last_token).count();
         if (!p.got_first) {
           metrics_.ttft.Observe(gap);
+          metrics_.by_class[static_cast<size_t>(p.cls)].ttft.Observe(gap);
           p.got_first = true;
         } else {
           // Several tokens in one output share the gap evenly (stream_interval > 1).
@@ -489,13 +511,15 @@ void ApiNode::HandleStrOut(const void* data, size_t size) {
         p.last_token = now;
       }
       if (e.finished) {
-        metrics_.e2e.Observe(std::chrono::duration<double>(now - p.start).count());
+        const double e2e = std::chrono::duration<double>(now - p.start).count();
+        metrics_.e2e.Observe(e2e);
+        metrics_.by_class[static_cast<size_t>(p.cls)].e2e.Observe(e2e);
         metrics_.prompt_tokens.fetch_add(e.prompt_tokens, std::memory_order_relaxed);
         metrics_.generation_tokens.fetch_add(e.completion_tokens, std::memory_order_relaxed);
         metrics_.cached_tokens.fetch_add(e.cached_tokens, std::memory_order_relaxed);
         metrics_.requests_finished.fetch_add(1, std::memory_order_relaxed);
         if (out.finish.kind == FinishKind::kAbort) metrics_.requests_aborted.fetch_add(1, std::memory_order_relaxed);
-        metrics_.requests_in_flight.fetch_sub(1, std::memory_order_relaxed);
+        Ended(p);
         by_name_.erase(p.rid);
         pending_.erase(it);
       }
@@ -549,12 +573,15 @@ void ApiNode::CheckPipelineNodes() {
   if (!silent.empty()) FailAllPending("the " + silent + " node stopped responding; the request was lost");
 }
 
+void ApiNode::Ended(const Pending&) { metrics_.requests_in_flight.fetch_sub(1, std::memory_order_relaxed); }
+
 void ApiNode::FailAllPending(const std::string& why) {
   std::unordered_map<uint64_t, Pending> pending;
   {
     std::lock_guard<std::mutex> l(mu_);
     pending.swap(pending_);
     by_name_.clear();
+    for (const auto& [rid, p] : pending) Ended(p);
   }
   for (auto& [rid, p] : pending) {
     api::GenerateOutput out;

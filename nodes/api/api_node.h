@@ -9,6 +9,7 @@
 // (publishers are guarded by a mutex); one receive thread delivers outputs.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -67,6 +68,7 @@ class ApiNode : public Node, public api::ApiBackend {
     std::chrono::steady_clock::time_point start, last_token;
     bool got_first = false;
     bool return_logprob = false;
+    api::PriorityClass cls = api::PriorityClass::kDefault;
   };
   struct NodeSeen {
     bool ready = false;
@@ -82,6 +84,8 @@ class ApiNode : public Node, public api::ApiBackend {
   void HandleNodeStatus(const void* data, size_t size);
   Status PublishAbort(uint64_t rid);
   void FailAllPending(const std::string& why);
+  // Bookkeeping of a request that ended (mu_ held): the in-flight counts.
+  void Ended(const Pending& p);
   // Requests in flight are lost when the scheduler or detokenizer restarts or falls silent: they end
   // with an error instead of hanging.
   void CheckPipelineNodes();

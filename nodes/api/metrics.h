@@ -3,10 +3,13 @@
 // Observe/Add are lock-free (relaxed atomics); Render may run concurrently.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "core/api/priority_class.h"
 
 namespace radixserve::nodes {
 
@@ -15,7 +18,10 @@ class Histogram {
   explicit Histogram(std::vector<double> upper_bounds);
   void Observe(double v);
   // Appends "# TYPE name histogram" and its bucket, sum and count lines.
-  void Render(const std::string& name, const std::string& help, std::string* out) const;
+  // labels ("class=\"bulk\"") go on every line; with labels the # HELP/# TYPE header is left to the
+  // caller (one header for all label sets of a name).
+  void Render(const std::string& name, const std::string& help, std::string* out,
+              const std::string& labels = "") const;
   uint64_t count() const { return count_.load(std::memory_order_relaxed); }
 
  private:
@@ -25,8 +31,16 @@ class Histogram {
   std::atomic<uint64_t> sum_micros_{0};  // sum in micro-units, to stay lock-free
 };
 
+// What is measured per priority class (api/priority_class.h).
+struct ClassMetrics {
+  ClassMetrics();
+  Histogram ttft;  // seconds
+  Histogram e2e;   // seconds
+};
+
 struct ApiMetrics {
   ApiMetrics();
+  std::array<ClassMetrics, api::kNumPriorityClasses> by_class;  // indexed by api::PriorityClass
   Histogram ttft;              // seconds
   Histogram inter_token;       // seconds
   Histogram e2e;               // seconds
@@ -41,7 +55,9 @@ struct ApiMetrics {
 
 // The api node's /metrics page: its own figures and the scheduler's (`stats`: the scheduler's
 // stats JSON, possibly a little old; "" when none arrived yet).
-std::string RenderMetrics(const ApiMetrics& metrics, const std::string& stats);
+// class_rejected: requests the HTTP server refused at each class's limit (HttpServer::class_rejected).
+std::string RenderMetrics(const ApiMetrics& metrics, const std::array<uint64_t, api::kNumPriorityClasses>& class_rejected,
+                          const std::string& stats);
 
 // One Prometheus sample line: "name value\n" (or "name{labels} value\n").
 void AppendSample(std::string* out, const std::string& name, double value, const std::string& labels = "");

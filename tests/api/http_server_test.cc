@@ -295,6 +295,73 @@ TEST_F(HttpServerTest, ApiKey) {
   EXPECT_EQ(cli.Get("/v1/models", {{"Authorization", "Bearer sekrit"}})->status, 200);
 }
 
+// A tenant's key puts its requests in the tenant's cache namespace whatever the body says; the
+// priority comes from the body, else X-Priority, else the default class.
+TEST_F(HttpServerTest, TenantKeysSaltAndPriorityHeader) {
+  HttpServerOptions options;
+  options.api_key = "sekrit";
+  options.tenant_keys = {{"key-a", "salt-a"}, {"key-b", "salt-b"}};
+  StartServer(options);
+  const std::string body = R"({"prompt": "x", "max_tokens": 1, "cache_salt": "mine"})";
+  ASSERT_EQ(Post("/v1/completions", body, {{"Authorization", "Bearer key-a"}}).first, 200);
+  ASSERT_EQ(Post("/v1/completions", body, {{"Authorization", "Bearer key-b"}, {"X-Priority", "bulk"}}).first, 200);
+  ASSERT_EQ(Post("/v1/completions", body, {{"Authorization", "Bearer sekrit"}}).first, 200);
+  ASSERT_EQ(Post("/v1/completions", R"({"prompt": "x", "max_tokens": 1, "priority": 5})",
+                 {{"Authorization", "Bearer sekrit"}, {"X-Priority", "interactive"}})
+                .first,
+            200);
+  EXPECT_EQ(Post("/v1/completions", body, {{"Authorization", "Bearer key-c"}}).first, 401);
+  auto [status, err] = Post("/v1/completions", body, {{"Authorization", "Bearer key-a"}, {"X-Priority", "soon"}});
+  EXPECT_EQ(status, 400);
+  EXPECT_THAT(err, HasSubstr("X-Priority: priority must be interactive, default, bulk or an integer"));
+  auto got = backend_.submitted();
+  ASSERT_EQ(got.size(), 4u);
+  EXPECT_EQ(got[0].cache_salt, "salt-a");
+  EXPECT_EQ(got[0].priority, InfoOf(PriorityClass::kDefault).priority);
+  EXPECT_EQ(got[0].priority_class, PriorityClass::kDefault);
+  EXPECT_EQ(got[1].cache_salt, "salt-b");
+  EXPECT_EQ(got[1].priority_class, PriorityClass::kBulk);
+  EXPECT_EQ(got[2].cache_salt, "mine");  // the operator's key: the body's salt stands
+  EXPECT_EQ(got[3].priority, 5);         // the body wins over the header
+  EXPECT_EQ(got[3].priority_class, PriorityClass::kDefault);  // between bulk (0) and interactive (40)
+}
+
+// A class at its class_max_in_flight gets 429 with Retry-After; another class is still served.
+TEST(HttpServerClassLimit, AFullClassIsRefusedTheOthersAreServed) {
+  FakeBackend slow(std::chrono::milliseconds(200));  // a 50-token request stays in flight for 10 s
+  HttpServerOptions options;
+  options.port = 0;
+  options.class_max_in_flight[static_cast<size_t>(PriorityClass::kBulk)] = 1;
+  HttpServer server(options, &slow);
+  ASSERT_TRUE(server.Start().ok());
+  httplib::Client cli("127.0.0.1", server.port());
+  cli.set_read_timeout(60, 0);
+  std::thread first([&] {
+    httplib::Client own("127.0.0.1", server.port());
+    own.set_read_timeout(60, 0);
+    own.Post("/v1/completions", R"({"prompt": "x", "max_tokens": 50, "priority": "bulk"})", "application/json");
+  });
+  for (int i = 0; i < 2000 && slow.active_count() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_EQ(slow.active_count(), 1);
+  EXPECT_EQ(server.class_in_flight(PriorityClass::kBulk), 1);
+
+  auto full = cli.Post("/v1/completions", R"({"prompt": "x", "max_tokens": 1, "priority": "bulk"})",
+                       "application/json");
+  ASSERT_TRUE(full);
+  EXPECT_EQ(full->status, 429);
+  EXPECT_EQ(full->get_header_value("Retry-After"), "1");
+  EXPECT_THAT(full->body, HasSubstr("the bulk class is full: 1 of its 1 requests in flight"));
+  auto other = cli.Post("/v1/completions", R"({"prompt": "x", "max_tokens": 1, "priority": "interactive"})",
+                        "application/json");
+  ASSERT_TRUE(other);
+  EXPECT_EQ(other->status, 200) << other->body;
+  EXPECT_EQ(server.class_rejected()[static_cast<size_t>(PriorityClass::kBulk)], 1u);
+  EXPECT_EQ(server.class_rejected()[static_cast<size_t>(PriorityClass::kInteractive)], 0u);
+  server.Stop();  // aborts the first request
+  first.join();
+  EXPECT_EQ(server.class_in_flight(PriorityClass::kBulk), 0);
+}
+
 TEST_F(HttpServerTest, HealthFollowsBackendReadiness) {
   backend_.ready = false;
   StartServer();

@@ -1,5 +1,6 @@
 // Request parsing and validation: accepted shapes, defaults, and every error case (status + message).
 #include "core/api/request_parser.h"
+#include "core/api/priority_class.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -129,6 +130,56 @@ TEST(CompletionParse, Errors) {
       {R"({"prompt": "x", "logit_bias": {"5": 1}})", 400, "logit_bias", "not supported"},
       {R"({"prompt": "x", "min_tokens": 10, "max_tokens": 5})", 400, "min_new_tokens", "min_new_tokens must be in"},
   });
+}
+
+// Scheduling fields (priority by class name or number, cache salt, routing key) on every endpoint.
+TEST(SchedulingFields, ParsedTheSameOnEveryEndpoint) {
+  GenerateRequest r;
+  ApiError e;
+  ASSERT_TRUE(ParseCompletionRequest(R"({"prompt": "x", "priority": "bulk", "cache_salt": "t1", "routing_key": "s9"})",
+                                     ApiLimits{}, &r, &e)) << e.message;
+  EXPECT_EQ(r.priority, InfoOf(PriorityClass::kBulk).priority);
+  EXPECT_EQ(r.cache_salt, "t1");
+  EXPECT_EQ(r.routing_key, "s9");
+  ASSERT_TRUE(ParseChatCompletionRequest(R"({"messages": [{"role": "user", "content": "x"}], "priority": 77})",
+                                         ApiLimits{}, &r, &e)) << e.message;
+  EXPECT_EQ(r.priority, 77);
+  EXPECT_EQ(ClassOfPriority(77), PriorityClass::kInteractive);
+  EXPECT_EQ(r.cache_salt, "");
+  ASSERT_TRUE(ParseNativeGenerateRequest(R"({"text": "x", "priority": "interactive", "cache_salt": ""})", ApiLimits{},
+                                         &r, &e)) << e.message;
+  EXPECT_EQ(r.priority, 40);
+  EXPECT_EQ(r.cache_salt, "");  // "" is the shared namespace, not a salt
+  ASSERT_TRUE(ParseCompletionRequest(R"({"prompt": "x"})", ApiLimits{}, &r, &e));
+  EXPECT_FALSE(r.priority.has_value());  // the server gives it the default class's number
+  EXPECT_EQ(ClassOfPriority(InfoOf(PriorityClass::kDefault).priority), PriorityClass::kDefault);
+  EXPECT_EQ(ClassOfPriority(-5), PriorityClass::kBulk);
+  EXPECT_EQ(ClassOfPriority(39), PriorityClass::kDefault);
+
+  ExpectErrors(ParseCompletionRequest, {
+      {R"({"prompt": "x", "priority": "urgent"})", 400, "priority",
+       "priority must be interactive, default, bulk or an integer, got 'urgent'"},
+      {R"({"prompt": "x", "priority": true})", 400, "priority", "expected a class name"},
+      {R"({"prompt": "x", "priority": 1.5})", 400, "priority", "expected an integer"},
+      {R"({"prompt": "x", "priority": 99999999999})", 400, "priority", "must be in ["},
+      {R"({"prompt": "x", "cache_salt": 5})", 400, "cache_salt", "expected a string, got integer"},
+      {R"({"prompt": "x", "routing_key": ["a"]})", 400, "routing_key", "expected a string, got array"},
+  });
+  const std::string long_salt(257, 's');
+  EXPECT_FALSE(ParseCompletionRequest(R"({"prompt": "x", "cache_salt": ")" + long_salt + "\"}", ApiLimits{}, &r, &e));
+  EXPECT_EQ(e.param, "cache_salt");
+  EXPECT_THAT(e.message, HasSubstr("at most 256 bytes allowed, got 257"));
+}
+
+TEST(SchedulingFields, ClassLimitsParse) {
+  auto l = ParseClassLimits("bulk=8,interactive=0");
+  ASSERT_TRUE(l.ok()) << l.status().ToString();
+  EXPECT_EQ((*l)[static_cast<size_t>(PriorityClass::kBulk)], 8);
+  EXPECT_EQ((*l)[static_cast<size_t>(PriorityClass::kDefault)], 0);
+  EXPECT_TRUE(ParseClassLimits("").ok());
+  EXPECT_THAT(ParseClassLimits("batch=3").status().message(), HasSubstr("expected interactive=N"));
+  EXPECT_THAT(ParseClassLimits("bulk=-1").status().message(), HasSubstr("bulk needs a count >= 0, got '-1'"));
+  EXPECT_THAT(ParseClassLimits("bulk").status().message(), HasSubstr("got 'bulk'"));
 }
 
 TEST(CompletionParse, LongStopStringAndBodyLimit) {

@@ -96,7 +96,8 @@ TEST_F(RouDiSizingTest, BoundsFollowTheDocumentedFormulas) {
   l.max_total_tokens = 1024;
   MessageBounds b = ComputeMessageBounds(l);
   const size_t R = 8, C = 512, P = 128, T = P + R, Bp = 8, U = 1024;
-  EXPECT_EQ(b.tokenized_request, MessageSize<transport::TokenizedRequestMsg>({C * 4, 64 * 4, 16 * 256, 16 * 4}));
+  EXPECT_EQ(b.tokenized_request,
+            MessageSize<transport::TokenizedRequestMsg>({C * 4, 64 * 4, 16 * 256, 16 * 4, 256, 256}));  // salt, key
   EXPECT_EQ(b.forward_batch, MessageSize<transport::ForwardBatchMsg>(
                                  {R * sizeof(transport::ForwardReqWire), T * 4, T * 4, Bp * C * 4, R * 8, Bp * C * 4}));
   EXPECT_EQ(b.forward_result, MessageSize<transport::ForwardResultMsg>({R * 4, R * 4, R * 80, R * 80, 4096}));

@@ -202,6 +202,18 @@ TEST(LaunchControl, PolicySwapUnderLoadLosesNoRequest) {
   EXPECT_GE(Counter(info, "fcfs_fallbacks"), 0) << info.dump();
   EXPECT_TRUE(CounterGrows("orders", Counter(info, "orders"))) << SchedulerInfo().dump();
 
+  // The policies of SCHEDULER_SPEC 13, one after the other under the same load, then lpm again.
+  std::string from = "lpm";
+  for (const char* to : {"hrrn", "shortest-prefill-first", "routing-key", "lpm"}) {
+    HttpReply swap = PostJson(Port(), "/admin/policy/swap", {{"name", to}});
+    ASSERT_EQ(swap.status, 200) << swap.body;
+    EXPECT_NE(Message(swap).find(from + " -> " + to), std::string::npos) << swap.body;
+    EXPECT_TRUE(WaitFor([&] { return (info = SchedulerInfo()).value("policy", "") == to; }, std::chrono::seconds(10)))
+        << info.dump();
+    EXPECT_TRUE(CounterGrows("orders", Counter(info, "orders"))) << to << ": " << SchedulerInfo().dump();
+    from = to;
+  }
+
   load.Finish();
   ASSERT_GE(load.results().size(), 200u);
   int failed = 0;
@@ -212,6 +224,50 @@ TEST(LaunchControl, PolicySwapUnderLoadLosesNoRequest) {
       ADD_FAILURE() << "prompt " << p << " (reference '" << reference[p] << "'): " << Describe(r);
   }
   EXPECT_EQ(failed, 0) << "of " << load.results().size() << " requests";
+}
+
+// Tenants (cache_salt) sharing a prompt share no cached prefix, a tenant repeating does; /metrics
+// shows hit rates per salt (by hash, never the salt) and latencies per priority class; fair
+// prefill is a parameter that can be set while serving.
+TEST(LaunchControl, SaltsClassesAndFairPrefillOnTheRealPipeline) {
+  const std::string prompt = SharedPrefixPrompts()[0];
+  auto cached = [&](const char* salt, const char* priority) {
+    HttpReply r = PostJson(Port(), "/v1/completions",
+                           {{"prompt", prompt}, {"max_tokens", 4}, {"temperature", 0}, {"cache_salt", salt},
+                            {"priority", priority}});
+    EXPECT_EQ(r.status, 200) << r.body;
+    if (r.status != 200) return int64_t(-1);
+    return r.json["usage"]["prompt_tokens_details"]["cached_tokens"].get<int64_t>();
+  };
+  const std::string salt_a = "tenant-a-" + std::to_string(::getpid()), salt_b = "tenant-b-" + std::to_string(::getpid());
+  EXPECT_EQ(cached(salt_a.c_str(), "bulk"), 0);
+  EXPECT_EQ(cached(salt_b.c_str(), "interactive"), 0);  // same prompt, other tenant: nothing shared
+  EXPECT_GT(cached(salt_a.c_str(), "bulk"), 10);         // the same tenant again: its prefix is cached
+
+  HttpReply metrics = Get(Port(), "/metrics");
+  ASSERT_EQ(metrics.status, 200);
+  EXPECT_EQ(metrics.body.find(salt_a), std::string::npos) << "a salt leaked into /metrics";
+  EXPECT_NE(metrics.body.find("radixserve_salt_cache_hit_rate{salt=\""), std::string::npos) << metrics.body;
+  for (const char* cls : {"interactive", "default", "bulk"})
+    EXPECT_NE(metrics.body.find(std::string("radixserve_class_time_to_first_token_seconds_count{class=\"") + cls),
+              std::string::npos)
+        << cls;
+  EXPECT_EQ(metrics.body.find("radixserve_class_e2e_request_latency_seconds_count{class=\"bulk\"} 0"),
+            std::string::npos)
+      << "the bulk requests were not counted";
+
+  HttpReply set = PostJson(Port(), "/admin/params/scheduler", {{"name", "fair_prefill_chunk"}, {"value", "64"}});
+  ASSERT_EQ(set.status, 200) << set.body;
+  json stats;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        stats = Get(Port(), "/admin/cache/stats").json;
+        return stats.is_object() && stats.contains("result") && stats["result"].value("fair_prefill_chunk", -1) == 64;
+      },
+      std::chrono::seconds(10)))
+      << stats.dump();
+  EXPECT_EQ(Reference(prompt, 8), Reference(prompt, 8));  // still serving, same greedy output
+  ASSERT_EQ(PostJson(Port(), "/admin/params/scheduler", {{"name", "fair_prefill_chunk"}, {"value", "0"}}).status, 200);
 }
 
 TEST(LaunchControl, BadPolicySwapsAreRefusedAndTheOldPolicyServes) {

@@ -147,6 +147,8 @@ TEST(RequestCodec, TokenizedRequestRoundTripsEveryField) {
   r.return_logprob = true;
   r.top_logprobs_num = 4;
   r.priority = -3;
+  r.cache_salt = "tenant \0 with a NUL";
+  r.routing_key = "session-7";
   Chunk c(TokenizedRequestBytes(r));
   ASSERT_TRUE(EncodeTokenizedRequest(r, 12.5, c.data(), c.size).ok());
   EXPECT_TRUE(c.guard_intact());
@@ -169,6 +171,8 @@ TEST(RequestCodec, TokenizedRequestRoundTripsEveryField) {
   EXPECT_EQ(out.top_logprobs_num, 4);
   ASSERT_TRUE(out.priority.has_value());
   EXPECT_EQ(*out.priority, -3);
+  EXPECT_EQ(out.cache_salt, r.cache_salt);
+  EXPECT_EQ(out.routing_key, "session-7");
 }
 
 TEST(OutputCodec, FirstMessageCarriesThePromptTailBeforeTheNewIds) {
