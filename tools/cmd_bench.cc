@@ -74,7 +74,7 @@ CommandRegistrar reg({"bench", "Load-test a running server (SGLang bench_serving
                         app.add_option("--base-url", o->base_url, "Server URL (overrides --host/--port)");
                         app.add_option("--model", c.model, "Model name for OpenAI requests (default: from /v1/models)");
                         app.add_option("--api-key", c.api_key, "Bearer token");
-                        app.add_option("--dataset", o->dataset, "random | generated-shared-prefix | prefix | jsonl")
+                        app.add_option("--dataset", o->dataset, "random | generated-shared-prefix | prefix | mixed | jsonl")
                             ->capture_default_str();
                         app.add_option("--dataset-path", c.jsonl_path, "JSONL file for --dataset jsonl");
                         app.add_option("--jsonl-output-len", c.jsonl_output_len,
@@ -96,6 +96,13 @@ CommandRegistrar reg({"bench", "Load-test a running server (SGLang bench_serving
                         app.add_option("--unique-len", c.prefix.unique_len, "prefix dataset: unique tokens per request")
                             ->capture_default_str();
                         app.add_option("--prefix-output-len", c.prefix.output_len)->capture_default_str();
+                        app.add_option("--mixed-num-long", c.mixed.num_long, "mixed dataset: long prompts")
+                            ->capture_default_str();
+                        app.add_option("--mixed-long-len", c.mixed.long_len)->capture_default_str();
+                        app.add_option("--mixed-num-short", c.mixed.num_short, "mixed dataset: short prompts")
+                            ->capture_default_str();
+                        app.add_option("--mixed-short-len", c.mixed.short_len)->capture_default_str();
+                        app.add_option("--mixed-output-len", c.mixed.output_len)->capture_default_str();
                         app.add_option("--vocab-size", c.vocab_size, "Token ids to draw from (default: ask the server)");
                         app.add_flag("--text-prompts", c.text_prompts,
                                      "radixserve backend: send exact-length text instead of input_ids");

@@ -109,6 +109,20 @@ TEST(PrefixDataset, CommonPrefixStartsWithBosAndUniquePartsDiffer) {
   EXPECT_EQ(unshared[0].prompt_ids_len(), 8);
 }
 
+TEST(MixedDataset, LongPromptsSpreadEvenlyAmongShortOnesLongFirst) {
+  std::mt19937_64 rng(3);
+  auto reqs = MakeMixedDataset(MixedDatasetOptions{3, 50, 9, 5, 2}, VocabRange{3, 1000, 1}, rng);
+  ASSERT_EQ(reqs.size(), 12u);
+  std::vector<size_t> long_at;
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    EXPECT_EQ(reqs[i].output_len, 2);
+    if (reqs[i].prompt_ids_len() == 50) long_at.push_back(i);
+    else EXPECT_EQ(reqs[i].prompt_ids_len(), 5);
+  }
+  EXPECT_EQ(long_at, (std::vector<size_t>{0, 4, 8}));
+  EXPECT_NE(reqs[1].PromptIds(), reqs[2].PromptIds());  // nothing shared
+}
+
 TEST(Percentile, LinearInterpolationLikeNumpy) {
   std::vector<double> v = {1, 2, 3, 4};
   EXPECT_DOUBLE_EQ(Percentile(v, 0), 1);
@@ -422,7 +436,16 @@ TEST(Report, FiguresFromOutcomes) {
   EXPECT_NEAR(r.tpot_ms.mean, 100, 1e-9);
   EXPECT_NEAR(r.ttft_ms.mean, 200, 1e-9);
   EXPECT_EQ(r.itl_ms.count, 2u);
+  EXPECT_EQ(r.ttft_short_ms.count, 0u);  // not asked for
+  BenchReport with_short;
+  with_short.short_prompt_max = 5;
+  ComputeRequestFigures(outs, 2.0, &with_short);
+  EXPECT_EQ(with_short.ttft_short_ms.count, 1u);  // the 5-token prompt alone
+  EXPECT_NEAR(with_short.ttft_short_ms.mean, 300, 1e-9);
+  EXPECT_NE(FormatReport(with_short).find("TTFT of prompts <= 5 tokens"), std::string::npos);
+  EXPECT_EQ(ReportToJson(with_short)["ttft_short_ms"]["count"], 1);
   auto j = ReportToJson(r);
+  EXPECT_FALSE(j.contains("ttft_short_ms"));
   EXPECT_EQ(j["failures_by_kind"]["http_status 503"], 1);
   EXPECT_EQ(j["server"]["scheduler_overhead"], "n/a");
 }

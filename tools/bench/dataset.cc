@@ -92,6 +92,23 @@ std::vector<BenchRequest> MakePrefixDataset(const PrefixDatasetOptions& o, const
   return out;
 }
 
+std::vector<BenchRequest> MakeMixedDataset(const MixedDatasetOptions& o, const VocabRange& vocab,
+                                           std::mt19937_64& rng) {
+  const int32_t num_long = std::max<int32_t>(o.num_long, 0), num_short = std::max<int32_t>(o.num_short, 0);
+  const int32_t total = num_long + num_short;
+  std::vector<BenchRequest> out(static_cast<size_t>(total));
+  // Long prompt k at position floor(k * total / num_long): 0 first, then evenly spread.
+  std::vector<uint8_t> is_long(static_cast<size_t>(total), 0);
+  for (int32_t k = 0; k < num_long; ++k) is_long[static_cast<size_t>(int64_t(k) * total / num_long)] = 1;
+  for (int32_t i = 0; i < total; ++i) {
+    BenchRequest& r = out[static_cast<size_t>(i)];
+    r.segments.push_back(std::make_shared<const std::vector<int32_t>>(
+        RandomTokens(is_long[static_cast<size_t>(i)] ? o.long_len : o.short_len, vocab, rng)));
+    r.output_len = o.output_len;
+  }
+  return out;
+}
+
 Result<std::vector<BenchRequest>> ParseJsonl(std::string_view content, int32_t default_output_len) {
   using nlohmann::json;
   std::vector<BenchRequest> out;

@@ -82,6 +82,18 @@ struct PrefixDatasetOptions {
 std::vector<BenchRequest> MakePrefixDataset(const PrefixDatasetOptions& o, const VocabRange& vocab,
                                             std::mt19937_64& rng);
 
+// mixed: num_long prompts of long_len tokens spread evenly among num_short of short_len (the first
+// request is a long one), no shared prefixes: how much long prompts hold up short ones.
+struct MixedDatasetOptions {
+  int32_t num_long = 4;
+  int32_t long_len = 2000;
+  int32_t num_short = 60;
+  int32_t short_len = 100;
+  int32_t output_len = 32;
+};
+std::vector<BenchRequest> MakeMixedDataset(const MixedDatasetOptions& o, const VocabRange& vocab,
+                                           std::mt19937_64& rng);
+
 // One JSON object per line: {"prompt": "...", "output_len": N} or {"turns": ["q1", "q2", ...], "output_len": N};
 // output_len defaults to default_output_len. Blank lines are skipped; errors name the line.
 Result<std::vector<BenchRequest>> ParseJsonl(std::string_view content, int32_t default_output_len);

@@ -44,7 +44,7 @@ void SummaryLines(std::string* out, const char* title, const char* name, const S
 void ComputeRequestFigures(const std::vector<RequestOutcome>& outcomes, double duration_s, BenchReport* r) {
   r->duration_s = duration_s;
   r->sent = static_cast<int64_t>(outcomes.size());
-  std::vector<double> ttft, tpot, itl, e2e;
+  std::vector<double> ttft, tpot, itl, e2e, ttft_short;
   double latency_sum = 0;
   for (const RequestOutcome& o : outcomes) {
     if (!o.ok()) {
@@ -57,6 +57,7 @@ void ComputeRequestFigures(const std::vector<RequestOutcome>& outcomes, double d
     r->total_input_tokens += o.prompt_tokens;
     r->total_output_tokens += o.output_tokens;
     ttft.push_back(o.ttft_s * 1e3);
+    if (r->short_prompt_max > 0 && o.prompt_tokens <= r->short_prompt_max) ttft_short.push_back(o.ttft_s * 1e3);
     e2e.push_back(o.latency_s * 1e3);
     latency_sum += o.latency_s;
     if (o.output_tokens > 1) tpot.push_back((o.latency_s - o.ttft_s) * 1e3 / (o.output_tokens - 1));
@@ -70,6 +71,7 @@ void ComputeRequestFigures(const std::vector<RequestOutcome>& outcomes, double d
     r->concurrency = latency_sum / duration_s;
   }
   r->ttft_ms = Summarize(std::move(ttft));
+  r->ttft_short_ms = Summarize(std::move(ttft_short));
   r->tpot_ms = Summarize(std::move(tpot));
   r->itl_ms = Summarize(std::move(itl));
   r->e2e_ms = Summarize(std::move(e2e));
@@ -94,6 +96,12 @@ std::string FormatReport(const BenchReport& r) {
   Line(&out, "Concurrency:", Num(r.concurrency));
   SummaryLines(&out, "End-to-End Latency", "E2E Latency", r.e2e_ms);
   SummaryLines(&out, "Time to First Token", "TTFT", r.ttft_ms);
+  Line(&out, "Max TTFT (longest wait) (ms):", Num(r.ttft_ms.max));
+  if (r.short_prompt_max > 0) {
+    const std::string title = "TTFT of prompts <= " + std::to_string(r.short_prompt_max) + " tokens";
+    SummaryLines(&out, title.c_str(), "short TTFT", r.ttft_short_ms);
+    Line(&out, "Short requests:", std::to_string(r.ttft_short_ms.count));
+  }
   SummaryLines(&out, "Time per Output Token (excl. 1st token)", "TPOT", r.tpot_ms);
   SummaryLines(&out, "Inter-Token Latency", "ITL", r.itl_ms);
   out += "---------------Server---------------\n";
@@ -135,6 +143,10 @@ nlohmann::json ReportToJson(const BenchReport& r) {
   j["total_throughput"] = r.total_throughput;
   j["concurrency"] = r.concurrency;
   j["ttft_ms"] = SummaryJson(r.ttft_ms);
+  if (r.short_prompt_max > 0) {
+    j["short_prompt_max"] = r.short_prompt_max;
+    j["ttft_short_ms"] = SummaryJson(r.ttft_short_ms);
+  }
   j["tpot_ms"] = SummaryJson(r.tpot_ms);
   j["itl_ms"] = SummaryJson(r.itl_ms);
   j["e2e_latency_ms"] = SummaryJson(r.e2e_ms);

@@ -29,6 +29,10 @@ struct BenchReport {
   int64_t total_input_tokens = 0, total_output_tokens = 0;
   double request_throughput = 0, input_throughput = 0, output_throughput = 0, total_throughput = 0;
   Summary ttft_ms, tpot_ms, itl_ms, e2e_ms;
+  // > 0: the TTFT of requests whose prompt has at most this many tokens, on its own (the mixed
+  // workload's short requests, which long prompts may hold up).
+  int32_t short_prompt_max = 0;
+  Summary ttft_short_ms;
   double concurrency = 0;  // sum of latencies / duration
 
   bool have_metrics = false;

@@ -123,6 +123,7 @@ Result<std::vector<WorkItem>> PrepareWork(const BenchConfig& c, const HttpEndpoi
         requests = MakePrefixDataset(o, vocab, rng);
         break;
       }
+      case DatasetKind::kMixed: requests = MakeMixedDataset(c.mixed, vocab, rng); break;
       case DatasetKind::kJsonl: break;
     }
   }
@@ -205,8 +206,9 @@ Result<DatasetKind> ParseDatasetKind(const std::string& name) {
   if (name == "random") return DatasetKind::kRandom;
   if (name == "generated-shared-prefix" || name == "gsp") return DatasetKind::kSharedPrefix;
   if (name == "prefix") return DatasetKind::kPrefix;
+  if (name == "mixed") return DatasetKind::kMixed;
   if (name == "jsonl") return DatasetKind::kJsonl;
-  return Status::InvalidArgument("unknown dataset \"" + name + "\" (random, generated-shared-prefix, prefix, jsonl)");
+  return Status::InvalidArgument("unknown dataset \"" + name + "\" (random, generated-shared-prefix, prefix, mixed, jsonl)");
 }
 
 const char* DatasetKindName(DatasetKind kind) {
@@ -214,6 +216,7 @@ const char* DatasetKindName(DatasetKind kind) {
     case DatasetKind::kRandom: return "random";
     case DatasetKind::kSharedPrefix: return "generated-shared-prefix";
     case DatasetKind::kPrefix: return "prefix";
+    case DatasetKind::kMixed: return "mixed";
     case DatasetKind::kJsonl: return "jsonl";
   }
   return "?";
@@ -230,7 +233,8 @@ const char* BackendName(Backend backend) { return backend == Backend::kRadixserv
 Result<BenchRun> RunBench(const BenchConfig& c) {
   if (c.dataset == DatasetKind::kJsonl && c.jsonl_path.empty())
     return Status::InvalidArgument("the jsonl dataset needs --dataset-path");
-  if (c.num_prompts < 1 && c.dataset != DatasetKind::kSharedPrefix && c.dataset != DatasetKind::kJsonl)
+  if (c.num_prompts < 1 && c.dataset != DatasetKind::kSharedPrefix && c.dataset != DatasetKind::kJsonl &&
+      c.dataset != DatasetKind::kMixed)
     return Status::InvalidArgument("--num-prompts must be at least 1");
   RS_ASSIGN_OR_RETURN(HttpEndpoint ep, ParseBaseUrl(c.base_url));
   std::mt19937_64 rng(c.seed);
@@ -301,6 +305,7 @@ Result<BenchRun> RunBench(const BenchConfig& c) {
   rep.dataset = DatasetKindName(c.dataset);
   rep.request_rate = c.request_rate > 0 ? c.request_rate : std::numeric_limits<double>::infinity();
   rep.max_concurrency = c.max_concurrency;
+  if (c.dataset == DatasetKind::kMixed) rep.short_prompt_max = c.mixed.short_len;
   ComputeRequestFigures(run.outcomes, duration_s, &rep);
   auto after = FetchMetrics(ep, c.api_key);
   if (before.ok() && after.ok()) {

@@ -20,7 +20,7 @@
 
 namespace radixserve::bench {
 
-enum class DatasetKind { kRandom, kSharedPrefix, kPrefix, kJsonl };
+enum class DatasetKind { kRandom, kSharedPrefix, kPrefix, kMixed, kJsonl };
 
 Result<DatasetKind> ParseDatasetKind(const std::string& name);
 const char* DatasetKindName(DatasetKind kind);
@@ -38,6 +38,7 @@ struct BenchConfig {
   RandomDatasetOptions random;
   SharedPrefixDatasetOptions gsp;
   PrefixDatasetOptions prefix;
+  MixedDatasetOptions mixed;
   std::string jsonl_path;
   int32_t jsonl_output_len = 256;  // when a line gives no output_len
   int32_t vocab_size = 0;          // 0: ask the server
