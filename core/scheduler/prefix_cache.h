@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/scheduler/cache_event.h"
 #include "core/scheduler/kv_allocator.h"
 #include "core/scheduler/req.h"
 #include "core/util/status.h"
@@ -38,6 +39,7 @@ inline CacheKey MatchKeyOf(const Req& r) {
 struct PrefixCacheContext {
   KvAllocator* allocator = nullptr;  // where evicted slots go back
   int32_t page_size = 1;
+  CacheEventSink* events = nullptr;  // told of every store and eviction when set (a router's view)
 };
 
 class PrefixCache {

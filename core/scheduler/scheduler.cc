@@ -46,7 +46,7 @@ Scheduler::Scheduler(const SchedulerConfig& config, Worker* worker, CachePtr cac
              config.new_token_ratio_decay_steps) {
   if (config_.per_req_token_overhead < 0) config_.per_req_token_overhead = config_.page_size;
   config_.max_total_tokens = alloc_->size();
-  cache_->Attach({alloc_.get(), config_.page_size});
+  cache_->Attach({alloc_.get(), config_.page_size, cache_events_});
   if (config_.overlap) async_ = std::make_unique<AsyncWorker>(worker_);
   now_ = MonotonicSeconds;
 }
@@ -361,7 +361,7 @@ void Scheduler::ApplyStagedSwaps() {
     std::string report;
     if (s.ok()) {
       cache_ = std::move(drain_cache_);
-      cache_->Attach({alloc_.get(), config_.page_size});
+      cache_->Attach({alloc_.get(), config_.page_size, cache_events_});
       report = flush_retracted_ >= 0
                    ? "flushed: retracted " + std::to_string(flush_retracted_) + " running requests, dropped " +
                          std::to_string(evicted) + " cached tokens"
@@ -550,6 +550,11 @@ void Scheduler::AbortOnTimeouts() {
       }
     }
   }
+}
+
+void Scheduler::set_cache_events(CacheEventSink* sink) {
+  cache_events_ = sink;
+  cache_->Attach({alloc_.get(), config_.page_size, cache_events_});
 }
 
 SaltStats& Scheduler::StatsOfSalt(const std::string& salt) {

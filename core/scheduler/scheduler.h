@@ -136,6 +136,9 @@ class Scheduler {
   // The clock of wait_entry_time and the timeouts (seconds, monotonic); tests substitute their own.
   void set_clock_for_testing(std::function<double()> now) { now_ = std::move(now); }
   const SchedulerConfig& config() const { return config_; }
+  // Where the prefix cache reports what it stores and evicts (a data-parallel router's view);
+  // nullptr: nowhere. Before the first Step: the (still empty) cache is attached again to report.
+  void set_cache_events(CacheEventSink* sink);
   // Fair chunked prefill's chunk (SchedulerConfig::fair_prefill_chunk), from the next pass on.
   void set_fair_prefill_chunk(int32_t tokens) { config_.fair_prefill_chunk = tokens > 0 ? tokens : 0; }
 
@@ -240,6 +243,7 @@ class Scheduler {
   int64_t flush_retracted_ = -1;  // >= 0 while a flush swap is pending
   uint64_t arrival_seq_ = 0;
   int64_t processed_prefill_tokens_ = 0;
+  CacheEventSink* cache_events_ = nullptr;  // given to every cache attached
   std::map<std::string, SaltStats, std::less<>> salt_stats_;
   SaltStats& StatsOfSalt(const std::string& salt);  // prefill tokens launched (HRRN's clock, OrderContext)
   uint64_t batch_id_ = 0;

@@ -104,6 +104,18 @@ void RadixCache::Attach(const PrefixCacheContext& ctx) {
   root_->lock_ref = 1;  // the root is never evicted
   root_->priority = INT64_MIN;
   root_->root = root_;
+  if (ctx_.events) ctx_.events->OnCacheEvent({CacheEvent::Kind::kCleared, {}, {}, 0});
+}
+
+void RadixCache::EmitRemoved(const Node* x) {
+  std::vector<const Node*>& chain = event_chain_;
+  chain.clear();
+  for (const Node* n = x; n->parent != nullptr; n = n->parent) chain.push_back(n);
+  event_tokens_.clear();
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it)
+    event_tokens_.insert(event_tokens_.end(), (*it)->key.begin(), (*it)->key.end());
+  const std::string_view ns = x->root->ns_name != nullptr ? std::string_view(*x->root->ns_name) : std::string_view();
+  ctx_.events->OnCacheEvent({CacheEvent::Kind::kRemoved, ns, event_tokens_, static_cast<int32_t>(x->key.size())});
 }
 
 RadixCache::Node* RadixCache::RootOf(std::string_view ns) const {
@@ -304,6 +316,8 @@ int32_t RadixCache::Insert(const CacheKey& k, std::span<const int32_t> value, in
     node->root->ns_tokens += static_cast<int64_t>(key.size());
     UpdateLeaf(node);
     UpdateLeaf(leaf);
+    if (ctx_.events)
+      ctx_.events->OnCacheEvent({CacheEvent::Kind::kStored, k.ns, k.tokens, static_cast<int32_t>(key.size())});
   }
   return total;
 }
@@ -357,6 +371,7 @@ int64_t RadixCache::Evict(int64_t num_tokens) {
     std::pop_heap(heap_.begin(), heap_.end(), cmp);
     Node* x = heap_.back().second;
     heap_.pop_back();
+    if (ctx_.events) EmitRemoved(x);
     FreeSlots(x->value);
     freed += static_cast<int64_t>(x->value.size());
     evictable_size_ -= static_cast<int64_t>(x->key.size());

@@ -107,6 +107,8 @@ class RadixCache final : public PrefixCache {
   void UpdateLeaf(Node* n);
   std::pair<int64_t, int64_t> EvictKey(const Node* n) const;
   void FreeSlots(std::span<const int32_t> slots);
+  // Tells ctx_.events that leaf x is going (its whole key from the root).
+  void EmitRemoved(const Node* x);
 
   EvictionOrder order_;
   PrefixCacheContext ctx_;
@@ -124,6 +126,8 @@ class RadixCache final : public PrefixCache {
   std::vector<std::pair<std::pair<int64_t, int64_t>, Node*>> heap_;
   mutable std::unordered_map<const Node*, std::pair<int32_t, int32_t>> dfs_weight_;  // weight, first req
   mutable std::vector<int32_t> dfs_next_;
+  std::vector<const Node*> event_chain_;  // scratch of EmitRemoved
+  std::vector<int32_t> event_tokens_;
 };
 
 }  // namespace radixserve::sched
