@@ -99,6 +99,23 @@ Result<std::string> HttpServer::RenderChat(const std::vector<ChatMessage>& messa
   return chat_template_->Render(messages, add_generation_prompt);
 }
 
+Result<std::map<std::string, std::string>> ParseTenantKeys(std::string_view text) {
+  std::map<std::string, std::string> keys;
+  size_t entry = 0;
+  while (!text.empty()) {
+    const size_t comma = text.find(',');
+    const std::string_view item = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+    ++entry;
+    const size_t eq = item.find('=');
+    if (eq == 0 || eq == std::string_view::npos || eq + 1 == item.size())
+      return Status::InvalidArgument("tenant_keys: entry " + std::to_string(entry) + " is not key=salt");
+    if (!keys.emplace(std::string(item.substr(0, eq)), std::string(item.substr(eq + 1))).second)
+      return Status::InvalidArgument("tenant_keys: entry " + std::to_string(entry) + " repeats an earlier key");
+  }
+  return keys;
+}
+
 std::array<uint64_t, kNumPriorityClasses> HttpServer::class_rejected() const {
   std::array<uint64_t, kNumPriorityClasses> out{};
   for (size_t i = 0; i < kNumPriorityClasses; ++i) out[i] = class_rejected_[i].load(std::memory_order_relaxed);

@@ -11,13 +11,14 @@
 // per connection, see HttpListener).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
-#include <array>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "core/api/api_error.h"
 #include "core/api/backend.h"
@@ -51,6 +52,10 @@ struct HttpServerOptions {
   std::string chat_template_name;
   ChatTemplate::Options chat_template_options;
 };
+
+// tenant_keys from "key=salt,key=salt". Errors name an entry by position, never its text: keys and
+// salts are secrets and stay out of logs.
+Result<std::map<std::string, std::string>> ParseTenantKeys(std::string_view text);
 
 class HttpServer {
  public:

@@ -118,13 +118,7 @@ Status ApiNode::OnConfigure() {
   o.host = params().GetString("host");
   o.port = static_cast<int>(params().GetInt("port"));
   o.api_key = params().GetString("api_key");
-  for (const std::string& item : SplitCommas(params().GetString("tenant_keys"))) {
-    const size_t eq = item.find('=');
-    if (eq == 0 || eq == std::string::npos || eq + 1 == item.size())
-      return Status::InvalidArgument("tenant_keys: expected key=salt, got '" + item.substr(0, eq) + "...'");
-    if (!o.tenant_keys.emplace(item.substr(0, eq), item.substr(eq + 1)).second)
-      return Status::InvalidArgument("tenant_keys: a key is given twice");
-  }
+  RS_ASSIGN_OR_RETURN(o.tenant_keys, api::ParseTenantKeys(params().GetString("tenant_keys")));
   RS_ASSIGN_OR_RETURN(o.class_max_in_flight, api::ParseClassLimits(params().GetString("class_max_in_flight")));
   o.admin_key = params().GetString("admin_key");
   o.served_model_name = params().GetString("served_model_name");
@@ -259,7 +253,7 @@ Status ApiNode::Submit(const api::GenerateRequest& request, std::shared_ptr<api:
   }
   if (!status.ok()) {
     std::lock_guard<std::mutex> l(mu_);
-    Ended(pending_.at(rid));
+    CountEnded();
     pending_.erase(rid);
     by_name_.erase(request.rid);
     return status;
@@ -519,7 +513,7 @@ void ApiNode::HandleStrOut(const void* data, size_t size) {
         metrics_.cached_tokens.fetch_add(e.cached_tokens, std::memory_order_relaxed);
         metrics_.requests_finished.fetch_add(1, std::memory_order_relaxed);
         if (out.finish.kind == FinishKind::kAbort) metrics_.requests_aborted.fetch_add(1, std::memory_order_relaxed);
-        Ended(p);
+        CountEnded();
         by_name_.erase(p.rid);
         pending_.erase(it);
       }
@@ -573,7 +567,7 @@ void ApiNode::CheckPipelineNodes() {
   if (!silent.empty()) FailAllPending("the " + silent + " node stopped responding; the request was lost");
 }
 
-void ApiNode::Ended(const Pending&) { metrics_.requests_in_flight.fetch_sub(1, std::memory_order_relaxed); }
+void ApiNode::CountEnded() { metrics_.requests_in_flight.fetch_sub(1, std::memory_order_relaxed); }
 
 void ApiNode::FailAllPending(const std::string& why) {
   std::unordered_map<uint64_t, Pending> pending;
@@ -581,7 +575,7 @@ void ApiNode::FailAllPending(const std::string& why) {
     std::lock_guard<std::mutex> l(mu_);
     pending.swap(pending_);
     by_name_.clear();
-    for (const auto& [rid, p] : pending) Ended(p);
+    for (size_t i = 0; i < pending.size(); ++i) CountEnded();
   }
   for (auto& [rid, p] : pending) {
     api::GenerateOutput out;

@@ -84,8 +84,8 @@ class ApiNode : public Node, public api::ApiBackend {
   void HandleNodeStatus(const void* data, size_t size);
   Status PublishAbort(uint64_t rid);
   void FailAllPending(const std::string& why);
-  // Bookkeeping of a request that ended (mu_ held): the in-flight counts.
-  void Ended(const Pending& p);
+  // A request left pending_ (mu_ held): the in-flight gauge follows.
+  void CountEnded();
   // Requests in flight are lost when the scheduler or detokenizer restarts or falls silent: they end
   // with an error instead of hanging.
   void CheckPipelineNodes();

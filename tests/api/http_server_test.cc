@@ -326,6 +326,20 @@ TEST_F(HttpServerTest, TenantKeysSaltAndPriorityHeader) {
   EXPECT_EQ(got[3].priority_class, PriorityClass::kDefault);  // between bulk (0) and interactive (40)
 }
 
+TEST(TenantKeys, ParseAndErrorsThatDoNotRepeatTheSecret) {
+  auto keys = ParseTenantKeys("k1=s1,k2=s2");
+  ASSERT_TRUE(keys.ok()) << keys.status().ToString();
+  EXPECT_EQ(keys->at("k2"), "s2");
+  EXPECT_TRUE(ParseTenantKeys("")->empty());
+  for (const char* bad : {"secretkey", "=salt", "k1=", "k1=s1,k1=s2"}) {
+    auto r = ParseTenantKeys(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_THAT(r.status().message(), HasSubstr("tenant_keys: entry ")) << bad;
+    EXPECT_EQ(r.status().message().find("secretkey"), std::string::npos);
+    EXPECT_EQ(r.status().message().find("s2"), std::string::npos);
+  }
+}
+
 // A class at its class_max_in_flight gets 429 with Retry-After; another class is still served.
 TEST(HttpServerClassLimit, AFullClassIsRefusedTheOthersAreServed) {
   FakeBackend slow(std::chrono::milliseconds(200));  // a 50-token request stays in flight for 10 s
