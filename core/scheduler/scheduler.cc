@@ -740,7 +740,6 @@ Status Scheduler::GetNewBatchPrefill(ScheduleBatch** out) {
     chunked_req_ = adder.AddChunkedReq(chunked_req_);
     if (adder.chunk_capped()) ++stats_.chunk_caps;
   }
-  bool skipped = false;
   if (!draining_) {
     for (Req* r : waiting_) {
       if (static_cast<int32_t>(can_run_.size()) >= allocatable()) running_.batch_is_full = true;
@@ -750,7 +749,6 @@ Status Scheduler::GetNewBatchPrefill(ScheduleBatch** out) {
       }
       AddReqResult res = adder.AddOneReq(r);
       if (res == AddReqResult::kSkip) {  // fair prefill: a chunk is busy, shorter ones behind may fit
-        skipped = true;
         ++stats_.fair_skips;
         continue;
       }
@@ -764,22 +762,15 @@ Status Scheduler::GetNewBatchPrefill(ScheduleBatch** out) {
     for (Req* p : preempted_) waiting_.push_back(p);
     return Status::Ok();
   }
-  // Admitted requests are a prefix of the sorted queue (the loop stops at the first refusal),
-  // unless fair prefill passed over some: then they are picked out.
+  // The admitted ones leave the queue (fair prefill may have passed over some, so they need not be
+  // a prefix of it); everything else in it is waiting.
   const bool timeouts_on = config_.running_timeout_s > 0;
   const double now = timeouts_on ? now_() : 0;
-  size_t from_queue = 0;
   for (Req* r : can_run_)
-    if (r != chunked_req_ && r->req_pool_idx < 0) ++from_queue;
-  if (!skipped) {
-    waiting_.erase(waiting_.begin(), waiting_.begin() + static_cast<std::ptrdiff_t>(from_queue));
-  } else {
-    for (Req* r : can_run_)
-      if (r->req_pool_idx < 0) r->state = ReqState::kPrefill;  // marks the admitted ones
-    waiting_.erase(std::remove_if(waiting_.begin(), waiting_.end(),
-                                  [](const Req* r) { return r->state != ReqState::kWaiting; }),
-                   waiting_.end());
-  }
+    if (r->req_pool_idx < 0) r->state = ReqState::kPrefill;
+  waiting_.erase(std::remove_if(waiting_.begin(), waiting_.end(),
+                                [](const Req* r) { return r->state != ReqState::kWaiting; }),
+                 waiting_.end());
   for (Req* p : preempted_) waiting_.push_back(p);
   if (adder.new_chunked_req() != nullptr) chunked_req_ = adder.new_chunked_req();
   for (Req* r : can_run_) {
