@@ -51,6 +51,12 @@ std::map<pid_t, std::pair<pid_t, char>> ProcessTable() {
   return table;
 }
 
+bool HasChildren() {
+  for (const auto& [pid, info] : ProcessTable())
+    if (info.first == ::getpid()) return true;
+  return false;
+}
+
 std::string Comm(pid_t pid) {
   std::string c = ReadFile("/proc/" + std::to_string(pid) + "/comm");
   if (!c.empty() && c.back() == '\n') c.pop_back();
@@ -254,7 +260,15 @@ void Launcher::Kill() {
     ReapOrphans(exited_ ? -1 : pid_);
   }
   if (!exited_) WaitExit(std::chrono::seconds(1));
-  ReapOrphans(-1);
+  // A killed multi-threaded process shows as a zombie while its other threads still exit, and
+  // cannot be reaped until they are gone: reap until no child is left, or a zombie RouDi would
+  // look like a running one to the next test.
+  deadline = Clock::now() + std::chrono::seconds(10);
+  while (true) {
+    ReapOrphans(-1);
+    if (!HasChildren() || Clock::now() >= deadline) break;
+    std::this_thread::sleep_for(milliseconds(20));
+  }
   deadline = Clock::now() + std::chrono::seconds(5);
   while (transport::RouDiRunning() && Clock::now() < deadline) std::this_thread::sleep_for(milliseconds(20));
   if (!pipeline_test::RouDiPresent()) transport::RemoveRouDiLeftovers();

@@ -116,7 +116,13 @@ bool RouDiProcessExists() {
   std::error_code ec;
   for (const auto& e : fs::directory_iterator("/proc", ec)) {
     std::string comm = ReadFile(e.path().string() + "/comm");
-    if (comm == "iox-roudi\n") return true;
+    if (comm != "iox-roudi\n") continue;
+    // A zombie holds nothing: only a RouDi that still runs (or still exits) counts.
+    std::string stat = ReadFile(e.path().string() + "/stat");
+    auto close = stat.rfind(')');
+    if (close != std::string::npos && close + 2 < stat.size() && (stat[close + 2] == 'Z' || stat[close + 2] == 'X'))
+      continue;
+    return true;
   }
   return false;
 }
