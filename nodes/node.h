@@ -67,7 +67,11 @@ class Node {
   virtual void OnParameterChanged(const std::string& name) {}
 
   // The topic `name` in this node's namespace after remapping.
-  transport::Topic ResolveTopic(const std::string& name) const { return ctx_.remap.Apply({ctx_.ns, name}); }
+  transport::Topic ResolveTopic(const std::string& name) const { return ResolveTopicIn(ctx_.ns, name); }
+  // The topic `name` of namespace `ns` after remapping (a node that talks to other namespaces).
+  transport::Topic ResolveTopicIn(const std::string& ns, const std::string& name) const {
+    return ctx_.remap.Apply({ns, name});
+  }
 
  private:
   Status Transition(NodeState from, NodeState to, const char* what, Status (Node::*fn)());

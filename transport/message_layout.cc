@@ -13,6 +13,7 @@ const char* MessageKindName(MessageKind kind) noexcept {
     case MessageKind::kBatchStrOut: return "BatchStrOut";
     case MessageKind::kControl: return "Control";
     case MessageKind::kNodeStatus: return "NodeStatus";
+    case MessageKind::kCacheEvents: return "CacheEvents";
     case MessageKind::kTest: return "Test";
   }
   return "Unknown";

@@ -32,6 +32,7 @@ enum class MessageKind : uint16_t {
   kBatchStrOut = 6,
   kControl = 7,  // a serialized Protobuf control message follows the header
   kNodeStatus = 8,
+  kCacheEvents = 9,
   kTest = 100,
 };
 const char* MessageKindName(MessageKind kind) noexcept;

@@ -130,4 +130,20 @@ Result<const ControlMsg*> ValidateControl(const void* bytes, size_t size) noexce
   return m;
 }
 
+Result<const CacheEventsMsg*> ValidateCacheEvents(const void* bytes, size_t size) noexcept {
+  RS_ASSIGN_OR_RETURN(const CacheEventsMsg* m, Header<CacheEventsMsg>(bytes, size));
+  RS_RETURN_IF_ERROR(ValidateArray<CacheEventWire>(m, m->events, kMaxRequestsPerBatch * 4, "events"));
+  RS_RETURN_IF_ERROR(ValidateArray<int32_t>(m, m->tokens, kMaxTokensPerMessage, "tokens"));
+  RS_RETURN_IF_ERROR(ValidateArray<char>(m, m->ns_bytes, kMaxTextBytes, "ns_bytes"));
+  auto events = ArrayOf<CacheEventWire>(m, m->events);
+  for (size_t i = 0; i < events.size(); ++i) {
+    const CacheEventWire& e = events[i];
+    if (e.kind > kMaxCacheEventKind || uint64_t(e.tokens_offset) + e.tokens_count > m->tokens.count ||
+        uint64_t(e.ns_offset) + e.ns_len > m->ns_bytes.count || e.ns_len > kMaxKeyBytes || e.changed < 0 ||
+        uint32_t(e.changed) > e.tokens_count)
+      return Status::Corrupt("cache event " + std::to_string(i) + " is inconsistent with its arrays");
+  }
+  return m;
+}
+
 }  // namespace radixserve::transport

@@ -4,6 +4,7 @@
 //   api ──TokenizedRequestMsg / AbortRequestMsg──► scheduler ──ForwardBatchMsg──► worker
 //   worker ──ForwardResultMsg──► scheduler ──BatchTokenIdOutMsg──► detokenizer ──BatchStrOutMsg──► api
 //   every node ──NodeStatusMsg──► whoever watches (api, launcher)
+//   scheduler ──CacheEventsMsg──► a data-parallel router (the api node)
 //
 // Each Validate* checks the header and every array against the received size and the limits
 // below before anything is read; a message that fails is logged and dropped, never trusted.
@@ -27,6 +28,7 @@ inline constexpr uint32_t kMaxStopStrings = 64;
 inline constexpr uint32_t kMaxTextBytes = 1u << 24;
 inline constexpr uint32_t kMaxTopLogprobs = 20;
 inline constexpr uint32_t kMaxKeyBytes = 4096;  // a cache salt or a routing key
+inline constexpr uint8_t kMaxCacheEventKind = 2;  // sched::CacheEvent::Kind::kCleared
 
 static_assert(std::is_trivially_copyable_v<SamplingParams>);
 
@@ -208,6 +210,37 @@ struct NodeStatusMsg {
   double timestamp;  // CLOCK_MONOTONIC seconds
 };
 
+// One prefix-cache change (sched::CacheEvent) inside a CacheEventsMsg.
+struct CacheEventWire {
+  uint8_t kind;  // sched::CacheEvent::Kind
+  uint8_t reserved[3];
+  int32_t changed;        // trailing tokens stored or removed
+  uint32_t tokens_offset; // into `tokens`: the key from its namespace's root
+  uint32_t tokens_count;
+  uint32_t ns_offset;     // into `ns_bytes`: the cache salt
+  uint32_t ns_len;
+};
+
+// The cache events of one scheduler iteration, in the order they happened. `epoch` names the
+// scheduler instance (a restarted one starts with an empty cache and a new epoch) and `seq`
+// counts its messages from 1, so that a reader can tell a lost message from none.
+struct CacheEventsMsg {
+  static constexpr MessageKind kKind = MessageKind::kCacheEvents;
+  static constexpr uint16_t kLayoutVersion = 1;
+  static constexpr size_t kTargetBytes = 64 * 1024;  // a writer flushes once past this
+  MessageHeader header;
+  uint64_t epoch;
+  uint64_t seq;
+  ArrayRef events;    // CacheEventWire
+  ArrayRef tokens;    // int32
+  ArrayRef ns_bytes;  // char
+
+  struct Counts {
+    uint64_t events = 0, tokens = 0, ns_bytes = 0;
+  };
+  static constexpr size_t Bytes(const Counts& c);
+};
+
 // A control-plane message: a serialized control::ControlRequest or ControlReply.
 struct ControlMsg {
   static constexpr MessageKind kKind = MessageKind::kControl;
@@ -242,6 +275,10 @@ constexpr size_t BatchStrOutMsg::Bytes(const Counts& c) {
                                       c.top * sizeof(float)});
 }
 
+constexpr size_t CacheEventsMsg::Bytes(const Counts& c) {
+  return MessageSize<CacheEventsMsg>({c.events * sizeof(CacheEventWire), c.tokens * sizeof(int32_t), c.ns_bytes});
+}
+
 // The kind of a received chunk, or kInvalid when it has no readable header.
 MessageKind PeekKind(const void* bytes, size_t size) noexcept;
 
@@ -253,5 +290,6 @@ Result<const BatchTokenIdOutMsg*> ValidateBatchTokenIdOut(const void* bytes, siz
 Result<const BatchStrOutMsg*> ValidateBatchStrOut(const void* bytes, size_t size) noexcept;
 Result<const NodeStatusMsg*> ValidateNodeStatus(const void* bytes, size_t size) noexcept;
 Result<const ControlMsg*> ValidateControl(const void* bytes, size_t size) noexcept;
+Result<const CacheEventsMsg*> ValidateCacheEvents(const void* bytes, size_t size) noexcept;
 
 }  // namespace radixserve::transport

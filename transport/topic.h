@@ -30,6 +30,7 @@ inline constexpr const char* kTokenIdOut = "token_id_out";     // scheduler → 
 inline constexpr const char* kStrOut = "str_out";              // detokenizer → api
 inline constexpr const char* kControl = "control";             // api → scheduler (Protobuf)
 inline constexpr const char* kControlReply = "control_reply";  // scheduler → api (Protobuf)
+inline constexpr const char* kCacheEvents = "cache_events";    // scheduler → data-parallel router (api)
 }  // namespace topics
 
 // Maps topic names (and "ns/name" pairs) to replacements. Applied once when a channel is opened.

@@ -89,12 +89,18 @@ std::unique_ptr<RoutingPolicy> MakeRoundRobin() { return std::make_unique<RoundR
 std::unique_ptr<RoutingPolicy> MakeShortestQueue() { return std::make_unique<ShortestQueue>(); }
 std::unique_ptr<RoutingPolicy> MakeCacheAware(const CacheAwareOptions& o) { return std::make_unique<CacheAware>(o); }
 
+const std::vector<std::string>& RoutingPolicyNames() {
+  static const std::vector<std::string> kNames = {"round-robin", "shortest-queue", "cache-aware"};
+  return kNames;
+}
+
 Result<std::unique_ptr<RoutingPolicy>> MakeRoutingPolicy(std::string_view name) {
   if (name == "round-robin") return MakeRoundRobin();
   if (name == "shortest-queue") return MakeShortestQueue();
   if (name == "cache-aware") return MakeCacheAware();
-  return Status::InvalidArgument("unknown routing policy '" + std::string(name) +
-                                 "' (round-robin, shortest-queue, cache-aware)");
+  std::string known;
+  for (const auto& n : RoutingPolicyNames()) known += (known.empty() ? "" : ", ") + n;
+  return Status::InvalidArgument("unknown routing policy '" + std::string(name) + "' (" + known + ")");
 }
 
 }  // namespace radixserve::router

@@ -54,6 +54,8 @@ struct CacheAwareOptions {
 std::unique_ptr<RoutingPolicy> MakeRoundRobin();
 std::unique_ptr<RoutingPolicy> MakeShortestQueue();
 std::unique_ptr<RoutingPolicy> MakeCacheAware(const CacheAwareOptions& options = {});
+// The policies MakeRoutingPolicy knows, by name.
+const std::vector<std::string>& RoutingPolicyNames();
 // By name: round-robin, shortest-queue, cache-aware.
 Result<std::unique_ptr<RoutingPolicy>> MakeRoutingPolicy(std::string_view name);
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "nodes/cache_event_codec.h"
 #include "nodes/component.h"
 #include "transport/control_channel.h"
 #include "transport/messages.h"
@@ -65,6 +66,13 @@ ApiNode::ApiNode(NodeContext ctx) : Node(std::move(ctx)) {
                          "per priority class: interactive=N,default=N,bulk=N in flight; past it 429 + Retry-After "
                          "for that class only (0 or absent: no limit)",
                          {}, true);
+  params().DeclareString("dp_groups", "",
+                         "data parallelism: namespaces of the scheduler groups requests are routed to, "
+                         "comma-separated (empty: one group, in this node's namespace)",
+                         {}, true);
+  params().DeclareString("routing_policy", "cache-aware",
+                         "how requests are spread over dp_groups (can be changed while serving)",
+                         router::RoutingPolicyNames());
   params().DeclareString("tenant_keys", "",
                          "API keys of tenants with their cache salts: key=salt,key=salt (tenants never share cached "
                          "prefixes; accepted besides api_key)",
@@ -76,12 +84,55 @@ ApiNode::~ApiNode() { Shutdown(); }
 bool ApiNode::Ready() const {
   if (state() != NodeState::kActive || draining_.load()) return false;  // /health answers 503 while draining
   std::lock_guard<std::mutex> l(nodes_mu_);
-  auto now = Clock::now();
+  const auto now = Clock::now();
+  // With data parallelism one complete group can serve.
+  for (int32_t g = 0; g < static_cast<int32_t>(groups_.size()); ++g)
+    if (GroupReady(g, now)) return true;
+  return false;
+}
+
+bool ApiNode::GroupReady(int32_t group, Clock::time_point now) const {
   for (const auto& name : required_nodes_) {
-    auto it = nodes_.find(name);
+    auto it = nodes_.find(NodeKey(group, name));
     if (it == nodes_.end() || !it->second.ready || now - it->second.when > kNodeStatusFresh) return false;
   }
   return true;
+}
+
+std::string ApiNode::NodeKey(int32_t group, const std::string& name) const {
+  return data_parallel_ ? groups_[static_cast<size_t>(group)].ns + "/" + name : name;
+}
+
+Status ApiNode::ConfigureGroup(const std::string& group_ns, const transport::ChannelOptions& opts) {
+  Group g;
+  g.ns = group_ns;
+  RS_ASSIGN_OR_RETURN(g.requests, transport::Publisher::Create(ResolveTopicIn(group_ns, transport::topics::kRequests), opts));
+  RS_ASSIGN_OR_RETURN(g.control, transport::Publisher::Create(ResolveTopicIn(group_ns, transport::topics::kControl), opts));
+  RS_ASSIGN_OR_RETURN(g.str_out, transport::Subscriber::Create(ResolveTopicIn(group_ns, transport::topics::kStrOut), opts));
+  RS_ASSIGN_OR_RETURN(g.control_reply,
+                      transport::Subscriber::Create(ResolveTopicIn(group_ns, transport::topics::kControlReply), opts));
+  transport::ChannelOptions lossy = opts;  // status and cache events never hold their publisher up
+  lossy.block_when_full = false;
+  RS_ASSIGN_OR_RETURN(g.node_status, transport::Subscriber::Create(ResolveTopicIn(group_ns, "node_status"), lossy));
+  RS_RETURN_IF_ERROR(waiter_->Attach(*g.str_out));
+  RS_RETURN_IF_ERROR(waiter_->Attach(*g.control_reply));
+  RS_RETURN_IF_ERROR(waiter_->Attach(*g.node_status));
+  // Only a router reads cache events: subscribing is what makes a scheduler send them.
+  if (data_parallel_) {
+    RS_ASSIGN_OR_RETURN(g.cache_events,
+                        transport::Subscriber::Create(ResolveTopicIn(group_ns, transport::topics::kCacheEvents), lossy));
+    RS_RETURN_IF_ERROR(waiter_->Attach(*g.cache_events));
+  }
+  groups_.push_back(std::move(g));
+  return Status::Ok();
+}
+
+void ApiNode::OnParameterChanged(const std::string& name) {
+  if (name != "routing_policy" || router_ == nullptr) return;
+  auto policy = router::MakeRoutingPolicy(params().GetString(name));  // the name is one of its choices
+  if (!policy.ok()) return;
+  const std::string old = router_->SwapPolicy(std::move(*policy));
+  LOG(INFO) << this->name() << ": routing policy " << old << " -> " << params().GetString(name);
 }
 
 Status ApiNode::OnConfigure() {
@@ -93,26 +144,34 @@ Status ApiNode::OnConfigure() {
   RS_ASSIGN_OR_RETURN(context_length_, model::ServedContext(*file_, params().GetInt("context")));
   required_nodes_ = SplitCommas(params().GetString("required_nodes"));
 
+  const std::vector<std::string> dp = SplitCommas(params().GetString("dp_groups"));
+  if (dp.size() > static_cast<size_t>(router::GroupCacheView::kMaxGroups))
+    return Status::InvalidArgument("dp_groups names " + std::to_string(dp.size()) + " groups; at most " +
+                                   std::to_string(router::GroupCacheView::kMaxGroups));
+  for (size_t i = 0; i < dp.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (dp[i] == dp[j]) return Status::InvalidArgument("dp_groups names the group '" + dp[i] + "' twice");
+  data_parallel_ = !dp.empty();
+
   transport::ChannelOptions opts;
   opts.max_payload = static_cast<uint32_t>(params().GetInt("max_payload"));
-  RS_ASSIGN_OR_RETURN(requests_, transport::Publisher::Create(ResolveTopic(transport::topics::kRequests), opts));
-  RS_ASSIGN_OR_RETURN(control_, transport::Publisher::Create(ResolveTopic(transport::topics::kControl), opts));
-  RS_ASSIGN_OR_RETURN(str_out_, transport::Subscriber::Create(ResolveTopic(transport::topics::kStrOut), opts));
-  RS_ASSIGN_OR_RETURN(control_reply_,
-                      transport::Subscriber::Create(ResolveTopic(transport::topics::kControlReply), opts));
-  transport::ChannelOptions status_opts = opts;
-  status_opts.block_when_full = false;
-  RS_ASSIGN_OR_RETURN(node_status_, transport::Subscriber::Create(ResolveTopic("node_status"), status_opts));
   RS_ASSIGN_OR_RETURN(waiter_, transport::Waiter::Create());
-  RS_RETURN_IF_ERROR(waiter_->Attach(*str_out_));
-  RS_RETURN_IF_ERROR(waiter_->Attach(*control_reply_));
-  RS_RETURN_IF_ERROR(waiter_->Attach(*node_status_));
+  groups_.clear();
+  for (const std::string& group_ns : data_parallel_ ? dp : std::vector<std::string>{ns()})
+    RS_RETURN_IF_ERROR(ConfigureGroup(group_ns, opts));
+  if (data_parallel_) {
+    RS_ASSIGN_OR_RETURN(auto policy, router::MakeRoutingPolicy(params().GetString("routing_policy")));
+    router_ = std::make_unique<router::Router>(dp, std::move(policy));
+  }
+  // A control call goes to every group and waits for each one's reply.
   auto send = [this](const control::ControlRequest& r) {
     std::lock_guard<std::mutex> l(pub_mu_);
-    return transport::PublishControl(*control_, r);
+    for (Group& g : groups_) RS_RETURN_IF_ERROR(transport::PublishControl(*g.control, r));
+    return Status::Ok();
   };
-  change_comm_ = std::make_unique<transport::FanOutCommunicator>(send, 1);
-  read_comm_ = std::make_unique<transport::FanOutCommunicator>(send, 1, uint64_t(1) << 62);
+  const int fan_out = static_cast<int>(groups_.size());
+  change_comm_ = std::make_unique<transport::FanOutCommunicator>(send, fan_out);
+  read_comm_ = std::make_unique<transport::FanOutCommunicator>(send, fan_out, uint64_t(1) << 62);
 
   api::HttpServerOptions o;
   o.host = params().GetString("host");
@@ -161,7 +220,7 @@ Status ApiNode::OnDeactivate() {
                  << " answers still being written after the drain timeout";
   server_->Stop();  // aborts in-flight requests of closed connections
   receiver_.Stop();
-  FailAllPending("the server is shutting down");
+  FailPending(-1, "the server is shutting down");
   return Status::Ok();
 }
 
@@ -169,12 +228,9 @@ Status ApiNode::OnCleanup() {
   server_.reset();
   change_comm_.reset();
   read_comm_.reset();
+  groups_.clear();  // before the waiter they are attached to
+  router_.reset();
   waiter_.reset();
-  str_out_.reset();
-  control_reply_.reset();
-  node_status_.reset();
-  requests_.reset();
-  control_.reset();
   tokenizer_.reset();
   file_.reset();
   return Status::Ok();
@@ -198,12 +254,27 @@ Status ApiNode::Submit(const api::GenerateRequest& request, std::shared_ptr<api:
   if (draining_.load()) return Status::Unavailable("the server is shutting down");
   // Read before taking mu_: the parameter store has its own lock.
   const int64_t max_queued = params().GetInt("max_queued_requests");
+  int32_t group = 0;
+  if (data_parallel_) {
+    std::array<bool, router::GroupCacheView::kMaxGroups> healthy{};
+    {
+      std::lock_guard<std::mutex> l(nodes_mu_);
+      const auto now = Clock::now();
+      for (int32_t g = 0; g < static_cast<int32_t>(groups_.size()); ++g) healthy[g] = GroupReady(g, now);
+    }
+    group = router_->Route({request.input_ids, request.cache_salt}, std::span<const bool>(healthy.data(), groups_.size()));
+    if (group < 0) return Status::Unavailable("no data-parallel group is ready to serve; retry later");
+  }
   uint64_t rid = 0;
   {
     std::lock_guard<std::mutex> l(mu_);
-    if (by_name_.count(request.rid)) return Status::InvalidArgument("request id '" + request.rid + "' is already in use");
+    if (by_name_.count(request.rid)) {
+      if (data_parallel_) router_->Finished(group);
+      return Status::InvalidArgument("request id '" + request.rid + "' is already in use");
+    }
     // A bounded queue: past the limit the client is told at once to come back (503, Retry-After).
     if (static_cast<int64_t>(pending_.size()) >= max_queued) {
+      if (data_parallel_) router_->Finished(group);
       metrics_.requests_rejected_overload.fetch_add(1, std::memory_order_relaxed);
       return Status::Unavailable("the server is overloaded: " + std::to_string(pending_.size()) +
                                  " requests in flight (max_queued_requests); retry later");
@@ -216,6 +287,7 @@ Status ApiNode::Submit(const api::GenerateRequest& request, std::shared_ptr<api:
     p.sink = std::move(sink);
     p.start = p.last_token = Clock::now();
     p.return_logprob = request.return_logprob;
+    p.group = group;
     pending_.emplace(rid, std::move(p));
     by_name_[request.rid] = rid;
   }
@@ -235,15 +307,16 @@ Status ApiNode::Submit(const api::GenerateRequest& request, std::shared_ptr<api:
   Status status;
   {
     std::lock_guard<std::mutex> l(pub_mu_);
-    auto chunk = requests_->Loan(bytes);
+    transport::Publisher& requests = *groups_[static_cast<size_t>(group)].requests;
+    auto chunk = requests.Loan(bytes);
     if (chunk.ok()) {
       timespec ts{};
       clock_gettime(CLOCK_MONOTONIC, &ts);
       status = EncodeTokenizedRequest(wire, double(ts.tv_sec) + ts.tv_nsec * 1e-9, *chunk, bytes);
       if (!status.ok()) {
-        requests_->Release(*chunk);
+        requests.Release(*chunk);
       } else {
-        requests_->Publish(*chunk);
+        requests.Publish(*chunk);
       }
     } else {
       status = chunk.status().code() == StatusCode::kOutOfRange
@@ -253,7 +326,7 @@ Status ApiNode::Submit(const api::GenerateRequest& request, std::shared_ptr<api:
   }
   if (!status.ok()) {
     std::lock_guard<std::mutex> l(mu_);
-    CountEnded();
+    CountEnded(group);
     pending_.erase(rid);
     by_name_.erase(request.rid);
     return status;
@@ -261,24 +334,28 @@ Status ApiNode::Submit(const api::GenerateRequest& request, std::shared_ptr<api:
   return Status::Ok();
 }
 
-Status ApiNode::PublishAbort(uint64_t rid) {
+Status ApiNode::PublishAbort(int32_t group, uint64_t rid) {
   std::lock_guard<std::mutex> l(pub_mu_);
-  RS_ASSIGN_OR_RETURN(void* chunk, requests_->Loan(sizeof(transport::AbortRequestMsg)));
+  transport::Publisher& requests = *groups_[static_cast<size_t>(group)].requests;
+  RS_ASSIGN_OR_RETURN(void* chunk, requests.Loan(sizeof(transport::AbortRequestMsg)));
   transport::MessageWriter<transport::AbortRequestMsg> w(chunk, sizeof(transport::AbortRequestMsg));
   w.msg()->rid = rid;
-  requests_->Publish(chunk);
+  requests.Publish(chunk);
   return Status::Ok();
 }
 
 void ApiNode::Abort(const std::string& rid) {
   uint64_t id = 0;
+  int32_t group = 0;
   {
     std::lock_guard<std::mutex> l(mu_);
     auto it = by_name_.find(rid);
     if (it == by_name_.end()) return;  // already finished
     id = it->second;
+    group = pending_.at(id).group;
   }
-  if (Status s = PublishAbort(id); !s.ok()) LOG(ERROR) << name() << ": cannot abort " << rid << ": " << s.ToString();
+  if (Status s = PublishAbort(group, id); !s.ok())
+    LOG(ERROR) << name() << ": cannot abort " << rid << ": " << s.ToString();
 }
 
 Result<control::ControlReply> ApiNode::Control(control::ControlRequest req) {
@@ -287,7 +364,20 @@ Result<control::ControlReply> ApiNode::Control(control::ControlRequest req) {
                     req.body_case() == control::ControlRequest::kGetServerInfo ||
                     req.body_case() == control::ControlRequest::kListPlugins;
   RS_ASSIGN_OR_RETURN(auto replies, (read ? read_comm_ : change_comm_)->Call(std::move(req), timeout));
-  return transport::FanOutCommunicator::Merge(replies);
+  control::ControlReply merged = transport::FanOutCommunicator::Merge(replies);
+  if (data_parallel_ && read && merged.success()) merged.set_json(GroupsJson(replies));
+  return merged;
+}
+
+std::string ApiNode::GroupsJson(const std::vector<control::ControlReply>& replies) const {
+  nlohmann::json groups = nlohmann::json::object();
+  for (const auto& r : replies) {
+    // A scheduler outside the default namespace answers as "ns/name" (scheduler_node.cc).
+    const size_t slash = r.responder().find('/');
+    const std::string group = slash == std::string::npos ? NodeContext{}.ns : r.responder().substr(0, slash);
+    groups[group] = nlohmann::json::parse(r.json().empty() ? "{}" : r.json(), nullptr, false);
+  }
+  return nlohmann::json{{"groups", groups}, {"router", nlohmann::json::parse(router_->StatsJson())}}.dump();
 }
 
 Result<std::string> ApiNode::ServerInfoJson() {
@@ -344,8 +434,16 @@ Result<std::string> ApiNode::Admin(const api::AdminCall& call) {
     req.mutable_get_server_info();
     RS_ASSIGN_OR_RETURN(control::ControlReply reply, Control(req));
     auto info = nlohmann::json::parse(reply.json(), nullptr, false);
-    if (info.is_discarded() || !info.contains("scheduler")) return Status::Unavailable("no scheduler answered");
+    if (info.is_discarded() || !(info.contains("scheduler") || info.contains("groups")))
+      return Status::Unavailable("no scheduler answered");
     return info;
+  };
+  // One scheduler's figures, or {"groups": {ns: figures}} with data parallelism.
+  auto per_scheduler = [](const nlohmann::json& info, const auto& pick) {
+    if (!info.contains("groups")) return pick(info);
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& [group, gi] : info["groups"].items()) out[group] = pick(gi);
+    return nlohmann::json{{"groups", out}};
   };
   control::ControlRequest req;
   switch (call.kind) {
@@ -360,8 +458,12 @@ Result<std::string> ApiNode::Admin(const api::AdminCall& call) {
     }
     case Kind::kShowPolicy: {
       RS_ASSIGN_OR_RETURN(nlohmann::json info, scheduler_info());
-      return nlohmann::json{{"policy", info["scheduler"]["policy"]}, {"policy_stats", info["scheduler"]["policy_stats"]},
-                            {"cache", info["scheduler"]["cache"]}}.dump();
+      nlohmann::json out = per_scheduler(info, [](const nlohmann::json& i) {
+        return nlohmann::json{{"policy", i["scheduler"]["policy"]}, {"policy_stats", i["scheduler"]["policy_stats"]},
+                              {"cache", i["scheduler"]["cache"]}};
+      });
+      if (info.contains("router")) out["routing"] = info["router"];
+      return out.dump();
     }
     case Kind::kListPlugins:
       req.mutable_list_plugins();
@@ -392,7 +494,10 @@ Result<std::string> ApiNode::Admin(const api::AdminCall& call) {
       if (call.node == "scheduler") {
         if (call.kind == Kind::kGetParams) {
           RS_ASSIGN_OR_RETURN(nlohmann::json info, scheduler_info());
-          return nlohmann::json{{"node", call.node}, {"parameters", info["scheduler"]["parameters"]}}.dump();
+          nlohmann::json out = per_scheduler(
+              info, [](const nlohmann::json& i) { return nlohmann::json{{"parameters", i["scheduler"]["parameters"]}}; });
+          out["node"] = call.node;
+          return out.dump();
         }
         req.mutable_set_parameter()->set_name(call.name);
         req.mutable_set_parameter()->set_value(call.value);
@@ -434,18 +539,32 @@ Result<std::string> ApiNode::MetricsText() {
 void ApiNode::ReceiveLoop() {
   while (receiver_.running()) {
     waiter_->Wait(std::chrono::milliseconds(200));
-    while (transport::Received r = str_out_->TryTake()) HandleStrOut(r.data(), r.size());
-    while (transport::Received r = control_reply_->TryTake()) HandleControlReply(r.data(), r.size());
-    while (transport::Received r = node_status_->TryTake()) HandleNodeStatus(r.data(), r.size());
+    for (int32_t g = 0; g < static_cast<int32_t>(groups_.size()); ++g) {
+      Group& group = groups_[static_cast<size_t>(g)];
+      // A group's scheduler sends the cache events behind its outputs before them: taking the
+      // events again before each output means a request routed after a response was delivered
+      // sees what that request left in the cache.
+      auto take_events = [&] {
+        if (group.cache_events)
+          while (transport::Received r = group.cache_events->TryTake()) HandleCacheEvents(g, r.data(), r.size());
+      };
+      take_events();
+      while (transport::Received r = group.str_out->TryTake()) {
+        take_events();
+        HandleStrOut(group, r.data(), r.size());
+      }
+      while (transport::Received r = group.control_reply->TryTake()) HandleControlReply(r.data(), r.size());
+      while (transport::Received r = group.node_status->TryTake()) HandleNodeStatus(g, r.data(), r.size());
+    }
     CheckPipelineNodes();
   }
 }
 
-void ApiNode::HandleStrOut(const void* data, size_t size) {
+void ApiNode::HandleStrOut(const Group& group, const void* data, size_t size) {
   auto v = transport::ValidateBatchStrOut(data, size);
   if (!v.ok()) {
     ++dropped_messages_;
-    LOG(ERROR) << name() << ": dropped a malformed message on " << str_out_->topic().ToString() << ": "
+    LOG(ERROR) << name() << ": dropped a malformed message on " << group.str_out->topic().ToString() << ": "
                << v.status().ToString();
     return;
   }
@@ -513,7 +632,7 @@ void ApiNode::HandleStrOut(const void* data, size_t size) {
         metrics_.cached_tokens.fetch_add(e.cached_tokens, std::memory_order_relaxed);
         metrics_.requests_finished.fetch_add(1, std::memory_order_relaxed);
         if (out.finish.kind == FinishKind::kAbort) metrics_.requests_aborted.fetch_add(1, std::memory_order_relaxed);
-        CountEnded();
+        CountEnded(p.group);
         by_name_.erase(p.rid);
         pending_.erase(it);
       }
@@ -533,13 +652,29 @@ void ApiNode::HandleControlReply(const void* data, size_t size) {
   read_comm_->HandleReply(reply);
 }
 
-void ApiNode::HandleNodeStatus(const void* data, size_t size) {
+void ApiNode::HandleCacheEvents(int32_t group, const void* data, size_t size) {
+  auto v = transport::ValidateCacheEvents(data, size);
+  if (!v.ok()) {
+    ++dropped_messages_;
+    LOG(ERROR) << name() << ": dropped a malformed cache event message of group " << groups_[group].ns << ": "
+               << v.status().ToString();
+    router_->ForgetGroup(group);  // its view would miss what the message said
+    return;
+  }
+  if (!router_->BeginEvents(group, (*v)->epoch, (*v)->seq))
+    LOG(WARNING) << name() << ": cache events of group " << groups_[group].ns
+                 << " were lost; routing forgets what that group caches until it reports it again";
+  ForEachCacheEvent(*v, [&](const sched::CacheEvent& e) { router_->ApplyEvent(group, e); });
+}
+
+void ApiNode::HandleNodeStatus(int32_t group, const void* data, size_t size) {
   auto v = transport::ValidateNodeStatus(data, size);
   if (!v.ok()) return;
   std::string restarted;
   {
     std::lock_guard<std::mutex> l(nodes_mu_);
-    NodeSeen& s = nodes_[(*v)->name];
+    NodeSeen& s = nodes_[NodeKey(group, (*v)->name)];
+    s.group = group;
     if (s.pid != 0 && s.pid != (*v)->pid) restarted = (*v)->name;
     s.ready = (*v)->ready != 0;
     s.state = NodeStateName(static_cast<NodeState>((*v)->state));
@@ -548,36 +683,48 @@ void ApiNode::HandleNodeStatus(const void* data, size_t size) {
     s.when = Clock::now();
     if (s.component != "scheduler" && s.component != "detokenizer") restarted.clear();
   }
-  if (!restarted.empty()) FailAllPending("the " + restarted + " node restarted; the request was lost");
+  if (restarted.empty()) return;
+  if (router_) router_->ForgetGroup(group);  // a new scheduler starts with an empty cache
+  FailPending(group, "the " + NodeKey(group, restarted) + " node restarted; the request was lost");
 }
 
 void ApiNode::CheckPipelineNodes() {
-  std::string silent;
+  std::vector<std::pair<std::string, int32_t>> silent;
   {
     std::lock_guard<std::mutex> l(nodes_mu_);
     auto now = Clock::now();
     for (auto& [n, s] : nodes_) {
       if (s.component != "scheduler" && s.component != "detokenizer") continue;
       if (s.pid != 0 && now - s.when > kNodeStatusFresh) {
-        silent = n;
+        silent.emplace_back(n, s.group);
         s.pid = 0;  // report once; a new process is a new start
       }
     }
   }
-  if (!silent.empty()) FailAllPending("the " + silent + " node stopped responding; the request was lost");
+  for (const auto& [n, group] : silent) FailPending(group, "the " + n + " node stopped responding; the request was lost");
 }
 
-void ApiNode::CountEnded() { metrics_.requests_in_flight.fetch_sub(1, std::memory_order_relaxed); }
+void ApiNode::CountEnded(int32_t group) {
+  metrics_.requests_in_flight.fetch_sub(1, std::memory_order_relaxed);
+  if (router_) router_->Finished(group);
+}
 
-void ApiNode::FailAllPending(const std::string& why) {
-  std::unordered_map<uint64_t, Pending> pending;
+void ApiNode::FailPending(int32_t group, const std::string& why) {
+  std::vector<Pending> failed;
   {
     std::lock_guard<std::mutex> l(mu_);
-    pending.swap(pending_);
-    by_name_.clear();
-    for (size_t i = 0; i < pending.size(); ++i) CountEnded();
+    for (auto it = pending_.begin(); it != pending_.end();) {
+      if (group >= 0 && it->second.group != group) {
+        ++it;
+        continue;
+      }
+      CountEnded(it->second.group);
+      by_name_.erase(it->second.rid);
+      failed.push_back(std::move(it->second));
+      it = pending_.erase(it);
+    }
   }
-  for (auto& [rid, p] : pending) {
+  for (Pending& p : failed) {
     api::GenerateOutput out;
     out.finish.kind = FinishKind::kAbort;
     out.finish.message = why;

@@ -3,7 +3,10 @@
 // transport: tokenization in-process, TokenizedRequest/Abort to the
 // scheduler, BatchStrOut from the detokenizer back to each request's sink,
 // control calls through a fan-out communicator, node readiness from the
-// node_status topic, and Prometheus metrics.
+// node_status topic, and Prometheus metrics. With data parallelism
+// (dp_groups: the namespaces of several scheduler groups) it routes each
+// request to one group (core/router Router, fed by the groups' cache events)
+// and fans control calls out to every group.
 //
 // Thread-safety: the ApiBackend methods run on many HTTP threads at once
 // (publishers are guarded by a mutex); one receive thread delivers outputs.
@@ -22,6 +25,7 @@
 #include "core/api/backend.h"
 #include "core/api/http_server.h"
 #include "core/gguf/gguf_reader.h"
+#include "core/router/router.h"
 #include "core/tokenizer/tokenizer.h"
 #include "nodes/api/metrics.h"
 #include "nodes/node.h"
@@ -60,6 +64,7 @@ class ApiNode : public Node, public api::ApiBackend {
   Status OnActivate() override;
   Status OnDeactivate() override;
   Status OnCleanup() override;
+  void OnParameterChanged(const std::string& name) override;
 
  private:
   struct Pending {
@@ -69,23 +74,39 @@ class ApiNode : public Node, public api::ApiBackend {
     bool got_first = false;
     bool return_logprob = false;
     api::PriorityClass cls = api::PriorityClass::kDefault;
+    int32_t group = 0;  // the data-parallel group serving it
+  };
+  // One scheduler group's topics (the only one without data parallelism).
+  struct Group {
+    std::string ns;
+    std::unique_ptr<transport::Publisher> requests, control;
+    std::unique_ptr<transport::Subscriber> str_out, control_reply, node_status, cache_events;
   };
   struct NodeSeen {
     bool ready = false;
     std::string state;
     std::string component;
     int32_t pid = 0;
+    int32_t group = 0;
     std::chrono::steady_clock::time_point when;
   };
 
   void ReceiveLoop();
-  void HandleStrOut(const void* data, size_t size);
+  Status ConfigureGroup(const std::string& ns, const transport::ChannelOptions& opts);
+  void HandleStrOut(const Group& group, const void* data, size_t size);
   void HandleControlReply(const void* data, size_t size);
-  void HandleNodeStatus(const void* data, size_t size);
-  Status PublishAbort(uint64_t rid);
-  void FailAllPending(const std::string& why);
-  // A request left pending_ (mu_ held): the in-flight gauge follows.
-  void CountEnded();
+  void HandleNodeStatus(int32_t group, const void* data, size_t size);
+  void HandleCacheEvents(int32_t group, const void* data, size_t size);
+  Status PublishAbort(int32_t group, uint64_t rid);
+  // Ends the requests in flight in `group` (every group when -1) with a 503.
+  void FailPending(int32_t group, const std::string& why);
+  // A request left pending_ (mu_ held): the in-flight gauge and its group's load follow.
+  void CountEnded(int32_t group);
+  // How nodes_ names a node of a group: "name", or "ns/name" with data parallelism.
+  std::string NodeKey(int32_t group, const std::string& name) const;
+  bool GroupReady(int32_t group, std::chrono::steady_clock::time_point now) const;  // nodes_mu_ held
+  // Replies of a fan-out read, one JSON object per group: {"groups": {ns: ...}, "router": ...}.
+  std::string GroupsJson(const std::vector<control::ControlReply>& replies) const;
   // Requests in flight are lost when the scheduler or detokenizer restarts or falls silent: they end
   // with an error instead of hanging.
   void CheckPipelineNodes();
@@ -97,8 +118,9 @@ class ApiNode : public Node, public api::ApiBackend {
   std::unique_ptr<api::HttpServer> server_;
 
   std::mutex pub_mu_;  // iceoryx publishers are single-threaded; HTTP threads share them
-  std::unique_ptr<transport::Publisher> requests_, control_;
-  std::unique_ptr<transport::Subscriber> str_out_, control_reply_, node_status_;
+  std::vector<Group> groups_;
+  bool data_parallel_ = false;  // dp_groups given: several groups, nodes named ns/name
+  std::unique_ptr<router::Router> router_;
   std::unique_ptr<transport::Waiter> waiter_;
   // Two lanes over the same topics: reads (stats, server info, plugin lists) never queue behind a
   // change (a cache swap may take as long as its drain).

@@ -100,30 +100,64 @@ std::string RenderMetrics(const ApiMetrics& m, const std::array<uint64_t, api::k
   gauge("radixserve_requests_in_flight", "Requests submitted and not yet ended",
         double(m.requests_in_flight.load()));
 
-  // Scheduler-side figures, refreshed at most every 100 ms (one control round trip).
+  // Scheduler-side figures, refreshed at most every 100 ms (one control round trip). With data
+  // parallelism each group's come under its own label, group="<namespace>".
   auto j = nlohmann::json::parse(stats.empty() ? "{}" : stats, nullptr, false);
-  if (j.is_object()) {
-    auto num = [&j](const char* k) { return j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0.0; };
-    gauge("radixserve_num_running_reqs", "Requests in the running batch", num("num_running_reqs"));
-    gauge("radixserve_num_queue_reqs", "Requests waiting to be scheduled", num("num_queue_reqs"));
-    gauge("radixserve_token_usage", "Fraction of KV slots in use (running and cached)", num("token_usage"));
-    gauge("radixserve_cache_hit_rate", "Prompt tokens served from the prefix cache / all prompt tokens",
-          num("cache_hit_rate"));
-    counter("radixserve_retractions_total", "Requests retracted for lack of KV memory", num("retractions"));
-    gauge("radixserve_kv_free_slots", "Free KV slots", num("kv_available"));
-    gauge("radixserve_kv_evictable_slots", "KV slots held only by the prefix cache", num("kv_evictable"));
-    // Per cache salt (at most Scheduler::kMaxTrackedSalts, "other" sums the rest), by the salt's hash.
-    if (j.contains("salts") && j["salts"].is_object() && !j["salts"].empty()) {
-      AppendHeader(&out, "radixserve_salt_cache_hit_rate", "gauge",
-                   "Prompt tokens served from the salt's cache namespace / its prompt tokens");
-      for (const auto& [label, v] : j["salts"].items())
-        AppendSample(&out, "radixserve_salt_cache_hit_rate", v.value("cache_hit_rate", 0.0), "salt=\"" + label + "\"");
-      AppendHeader(&out, "radixserve_salt_cached_tokens", "gauge", "Tokens the prefix cache holds for the salt");
-      for (const auto& [label, v] : j["salts"].items())
-        if (v.value("cached_tokens", int64_t(-1)) >= 0)
-          AppendSample(&out, "radixserve_salt_cached_tokens", double(v.value("cached_tokens", int64_t(0))),
-                       "salt=\"" + label + "\"");
-    }
+  if (!j.is_object()) return out;
+  std::vector<std::pair<std::string, const nlohmann::json*>> schedulers;  // (labels, stats)
+  if (j.contains("groups") && j["groups"].is_object()) {
+    for (const auto& [group, g] : j["groups"].items())
+      if (g.is_object()) schedulers.emplace_back("group=\"" + group + "\"", &g);
+  } else {
+    schedulers.emplace_back("", &j);
+  }
+  auto per_scheduler = [&](const char* type, const std::string& name, const std::string& help, const char* key) {
+    AppendHeader(&out, name, type, help);
+    for (const auto& [labels, g] : schedulers)
+      AppendSample(&out, name, g->contains(key) && (*g)[key].is_number() ? (*g)[key].get<double>() : 0.0, labels);
+  };
+  per_scheduler("gauge", "radixserve_num_running_reqs", "Requests in the running batch", "num_running_reqs");
+  per_scheduler("gauge", "radixserve_num_queue_reqs", "Requests waiting to be scheduled", "num_queue_reqs");
+  per_scheduler("gauge", "radixserve_token_usage", "Fraction of KV slots in use (running and cached)", "token_usage");
+  per_scheduler("gauge", "radixserve_cache_hit_rate", "Prompt tokens served from the prefix cache / all prompt tokens",
+                "cache_hit_rate");
+  per_scheduler("counter", "radixserve_retractions_total", "Requests retracted for lack of KV memory", "retractions");
+  per_scheduler("gauge", "radixserve_kv_free_slots", "Free KV slots", "kv_available");
+  per_scheduler("gauge", "radixserve_kv_evictable_slots", "KV slots held only by the prefix cache", "kv_evictable");
+  // Per cache salt (at most Scheduler::kMaxTrackedSalts, "other" sums the rest), by the salt's hash.
+  auto salt_labels = [](const std::string& labels, const std::string& salt) {
+    return (labels.empty() ? "" : labels + ",") + "salt=\"" + salt + "\"";
+  };
+  bool any_salt = false;
+  for (const auto& [labels, g] : schedulers)
+    any_salt = any_salt || (g->contains("salts") && (*g)["salts"].is_object() && !(*g)["salts"].empty());
+  if (any_salt) {
+    AppendHeader(&out, "radixserve_salt_cache_hit_rate", "gauge",
+                 "Prompt tokens served from the salt's cache namespace / its prompt tokens");
+    for (const auto& [labels, g] : schedulers)
+      if (g->contains("salts") && (*g)["salts"].is_object())
+        for (const auto& [label, v] : (*g)["salts"].items())
+          AppendSample(&out, "radixserve_salt_cache_hit_rate", v.value("cache_hit_rate", 0.0), salt_labels(labels, label));
+    AppendHeader(&out, "radixserve_salt_cached_tokens", "gauge", "Tokens the prefix cache holds for the salt");
+    for (const auto& [labels, g] : schedulers)
+      if (g->contains("salts") && (*g)["salts"].is_object())
+        for (const auto& [label, v] : (*g)["salts"].items())
+          if (v.value("cached_tokens", int64_t(-1)) >= 0)
+            AppendSample(&out, "radixserve_salt_cached_tokens", double(v.value("cached_tokens", int64_t(0))),
+                         salt_labels(labels, label));
+  }
+  // The data-parallel router: where it sent requests, and what it knows each group caches.
+  if (j.contains("router") && j["router"].contains("groups") && j["router"]["groups"].is_object()) {
+    const auto& rg = j["router"]["groups"];
+    AppendHeader(&out, "radixserve_router_routed_total", "counter", "Requests the router sent to the group");
+    for (const auto& [group, v] : rg.items())
+      AppendSample(&out, "radixserve_router_routed_total", double(v.value("routed", uint64_t(0))),
+                   "group=\"" + group + "\"");
+    AppendHeader(&out, "radixserve_router_known_cached_tokens", "gauge",
+                 "Tokens the router knows the group's prefix cache holds (from its cache events)");
+    for (const auto& [group, v] : rg.items())
+      AppendSample(&out, "radixserve_router_known_cached_tokens", double(v.value("cached_tokens", int64_t(0))),
+                   "group=\"" + group + "\"");
   }
   return out;
 }

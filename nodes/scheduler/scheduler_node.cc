@@ -143,6 +143,8 @@ Status SchedulerNode::OnConfigure() {
   sinks.add_stats = [this](nlohmann::json* j) {
     const RemoteWorker::Overhead ov = worker_->overhead();
     (*j)["dropped_messages"] = dropped_messages_;
+    (*j)["cache_event_messages"] = cache_events_->published();
+    (*j)["cache_event_messages_lost"] = cache_events_->lost();
     (*j)["worker_request_states"] = worker_->worker_request_states();
     (*j)["scheduler_overhead_p50"] = ov.share_p50;
     (*j)["scheduler_overhead_p90"] = ov.share_p90;
@@ -161,6 +163,12 @@ Status SchedulerNode::OnConfigure() {
                                                            return tok->DecodeWindow(ids, true);
                                                          },
                                                          std::move(sinks)));
+  transport::ChannelOptions event_opts = opts;
+  event_opts.block_when_full = false;  // a slow router loses events (and sees the gap); serving never waits
+  RS_ASSIGN_OR_RETURN(auto event_pub,
+                      transport::Publisher::Create(ResolveTopic(transport::topics::kCacheEvents), event_opts));
+  cache_events_ = std::make_unique<CacheEventPublisher>(std::move(event_pub));
+  service_->set_cache_events(cache_events_.get());
   return Status::Ok();
 }
 
@@ -177,6 +185,7 @@ Status SchedulerNode::OnDeactivate() {
 
 Status SchedulerNode::OnCleanup() {
   service_.reset();
+  cache_events_.reset();  // after the service: its cache reports to it
   worker_.reset();
   waiter_.reset();
   requests_.reset();
@@ -220,6 +229,7 @@ void SchedulerNode::LoopUntilStopped() {
       LOG(ERROR) << name() << ": scheduler step failed: " << s.ToString();
       did_work = false;
     }
+    cache_events_->Flush();  // this iteration's cache changes, in one message
     // Idle: block until a request or control message arrives (no busy loop).
     if (!did_work && service_->scheduler().idle()) {
       worker_->MarkIdle();  // the wait below is idle time, not scheduling overhead
@@ -262,6 +272,9 @@ void SchedulerNode::HandleTokenizedRequest(const void* data, size_t size) {
 }
 
 void SchedulerNode::SendOutputs(const sched::BatchTokenIdOut& batch) {
+  // The cache changes behind these outputs go first: a router that has seen a request finish
+  // knows what its group cached from it.
+  cache_events_->Flush();
   if (batch.outputs.empty()) return;
   const size_t bytes = BatchTokenIdOutBytes(batch);
   auto chunk = out_->Loan(bytes);
@@ -296,7 +309,8 @@ void SchedulerNode::HandleControl(const void* data, size_t size) {
 
 void SchedulerNode::Reply(uint64_t call_id, control::ControlReply reply) {
   reply.set_call_id(call_id);
-  reply.set_responder(name());
+  // Named by namespace outside the default one: a data-parallel router tells its groups apart.
+  reply.set_responder(ns() == NodeContext{}.ns ? name() : ns() + "/" + name());
   if (Status s = transport::PublishControl(*control_reply_, reply); !s.ok())
     LOG(ERROR) << name() << ": cannot reply to a control call: " << s.ToString();
 }

@@ -21,6 +21,7 @@
 #include "core/tokenizer/tokenizer.h"
 #include "nodes/node.h"
 #include "nodes/node_loop.h"
+#include "nodes/scheduler/cache_event_publisher.h"
 #include "nodes/scheduler/remote_worker.h"
 #include "nodes/scheduler/scheduler_service.h"
 #include "transport/channel.h"
@@ -56,6 +57,7 @@ class SchedulerNode : public Node {
   std::unique_ptr<Tokenizer> tokenizer_;
   int32_t context_length_ = 0;
   std::unique_ptr<RemoteWorker> worker_;
+  std::unique_ptr<CacheEventPublisher> cache_events_;  // declared first: outlives the service's cache
   std::unique_ptr<SchedulerService> service_;
   std::unique_ptr<transport::Subscriber> requests_, control_;
   std::unique_ptr<transport::Publisher> out_, control_reply_;

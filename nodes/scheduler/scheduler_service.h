@@ -54,6 +54,8 @@ class SchedulerService {
   // The worker died or was replaced: its KV and request states are gone.
   void WorkerLost();
   void SetFairPrefillChunk(int32_t tokens) { scheduler_->set_fair_prefill_chunk(tokens); }
+  // Where the prefix cache reports stores and evictions (a data-parallel router's view).
+  void set_cache_events(sched::CacheEventSink* sink) { scheduler_->set_cache_events(sink); }
   // Answers the cache swaps still in flight (the loop is ending).
   void Stop();
 
