@@ -8,26 +8,35 @@ Router::Router(std::vector<std::string> group_names, std::unique_ptr<RoutingPoli
     : names_(std::move(group_names)),
       policy_(std::move(policy)),
       view_(static_cast<int32_t>(names_.size())),
+      in_flight_(static_cast<int32_t>(names_.size())),
       state_(names_.size()),
       loads_(names_.size()) {}
 
-int32_t Router::Route(const RouteKey& key, std::span<const bool> healthy) {
+Router::Ticket Router::Route(const RouteKey& key, std::span<const bool> healthy) {
   std::lock_guard<std::mutex> l(mu_);
   for (size_t g = 0; g < loads_.size(); ++g) {
     loads_[g].running = state_[g].in_flight;
     loads_[g].healthy = g < healthy.size() && healthy[g];
+    loads_[g].in_flight_match = in_flight_.Match(static_cast<int32_t>(g), key.cache_salt, key.tokens);
   }
   const int32_t g = policy_->Route(key, loads_, view_);
-  if (g < 0 || g >= num_groups() || !loads_[static_cast<size_t>(g)].healthy) return -1;
+  if (g < 0 || g >= num_groups() || !loads_[static_cast<size_t>(g)].healthy) return {};
   ++state_[static_cast<size_t>(g)].in_flight;
   ++state_[static_cast<size_t>(g)].routed;
-  return g;
+  in_flight_.Add(g, key.cache_salt, key.tokens);
+  const uint64_t id = next_ticket_++;
+  routed_.emplace(id, Routed{g, std::string(key.cache_salt), std::vector<int32_t>(key.tokens.begin(), key.tokens.end())});
+  return {g, id};
 }
 
-void Router::Finished(int32_t group) {
+void Router::Finished(const Ticket& ticket) {
   std::lock_guard<std::mutex> l(mu_);
-  if (group >= 0 && group < num_groups() && state_[static_cast<size_t>(group)].in_flight > 0)
-    --state_[static_cast<size_t>(group)].in_flight;
+  auto it = routed_.find(ticket.id);
+  if (it == routed_.end()) return;
+  const Routed& r = it->second;
+  in_flight_.Remove(r.group, r.salt, r.tokens);
+  --state_[static_cast<size_t>(r.group)].in_flight;
+  routed_.erase(it);
 }
 
 std::string Router::SwapPolicy(std::unique_ptr<RoutingPolicy> policy) {

@@ -14,9 +14,11 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/router/group_cache_view.h"
+#include "core/router/in_flight_prompts.h"
 #include "core/router/routing_policy.h"
 
 namespace radixserve::router {
@@ -27,10 +29,14 @@ class Router {
 
   int32_t num_groups() const { return static_cast<int32_t>(names_.size()); }
   const std::string& group_name(int32_t g) const { return names_[static_cast<size_t>(g)]; }
-  // The group for `key` among the healthy ones (healthy[g]), counted in flight there; -1 when none is.
-  int32_t Route(const RouteKey& key, std::span<const bool> healthy);
-  // A request routed to `group` ended.
-  void Finished(int32_t group);
+  struct Ticket {
+    int32_t group = -1;  // -1: no group is healthy
+    uint64_t id = 0;     // for Finished
+  };
+  // The group for `key` among the healthy ones (healthy[g]), counted in flight there until Finished.
+  Ticket Route(const RouteKey& key, std::span<const bool> healthy);
+  // A routed request ended (any way).
+  void Finished(const Ticket& ticket);
   // Replaces the policy; the next Route uses it. Returns the old one's name.
   std::string SwapPolicy(std::unique_ptr<RoutingPolicy> policy);
   std::string policy_name() const;
@@ -48,6 +54,11 @@ class Router {
   std::string StatsJson() const;
 
  private:
+  struct Routed {
+    int32_t group;
+    std::string salt;
+    std::vector<int32_t> tokens;
+  };
   struct GroupState {
     int64_t in_flight = 0;
     uint64_t routed = 0;
@@ -58,6 +69,9 @@ class Router {
   mutable std::mutex mu_;
   std::unique_ptr<RoutingPolicy> policy_;
   GroupCacheView view_;
+  InFlightPrompts in_flight_;
+  std::unordered_map<uint64_t, Routed> routed_;  // by ticket id
+  uint64_t next_ticket_ = 1;
   std::vector<GroupState> state_;
   std::vector<GroupLoad> loads_;  // scratch for Route
 };

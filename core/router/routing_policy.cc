@@ -55,6 +55,7 @@ class CacheAware final : public RoutingPolicy {
     }
     match_.assign(groups.size(), 0);
     view.Match(key.cache_salt, key.tokens, match_);
+    for (size_t g = 0; g < groups.size(); ++g) match_[g] = std::max(match_[g], groups[g].in_flight_match);
     int32_t best = -1;
     for (int32_t g = 0; g < static_cast<int32_t>(groups.size()); ++g)
       if (groups[g].healthy && (best < 0 || match_[g] > match_[best] ||
@@ -68,7 +69,10 @@ class CacheAware final : public RoutingPolicy {
     // No group holds enough of it: the one with the most room, so that caches fill evenly.
     int32_t roomiest = -1;
     for (int32_t g = 0; g < static_cast<int32_t>(groups.size()); ++g)
-      if (groups[g].healthy && (roomiest < 0 || view.cached_tokens(g) < view.cached_tokens(roomiest))) roomiest = g;
+      if (groups[g].healthy &&
+          (roomiest < 0 || view.cached_tokens(g) < view.cached_tokens(roomiest) ||
+           (view.cached_tokens(g) == view.cached_tokens(roomiest) && groups[g].load() < groups[roomiest].load())))
+        roomiest = g;
     ++misses_;
     return roomiest;
   }

@@ -7,9 +7,10 @@
 //  - shortest-queue: the group with the fewest requests waiting and running.
 //  - cache-aware (SGLang router's rule, with an exact view): when the load is
 //    unbalanced (max - min > balance_abs and max > balance_rel * min) the
-//    shortest queue; otherwise the group caching the longest prefix of the
-//    request if it covers more than cache_threshold of it, else the group
-//    caching the fewest tokens (the most room).
+//    shortest queue; otherwise the group caching (or about to cache: a prompt
+//    in flight there) the longest prefix of the request if it covers more
+//    than cache_threshold of it, else the group caching the fewest tokens (the
+//    most room; the shorter queue among equals).
 #pragma once
 
 #include <cstdint>
@@ -28,6 +29,9 @@ struct GroupLoad {
   int64_t waiting = 0;
   int64_t running = 0;
   bool healthy = true;  // an unhealthy group is never chosen
+  // The longest prefix of the request shared with a prompt in flight there (not cached yet, but
+  // about to be): a burst sharing a prefix follows its first request.
+  int32_t in_flight_match = 0;
   int64_t load() const { return waiting + running; }
 };
 

@@ -254,7 +254,7 @@ Status ApiNode::Submit(const api::GenerateRequest& request, std::shared_ptr<api:
   if (draining_.load()) return Status::Unavailable("the server is shutting down");
   // Read before taking mu_: the parameter store has its own lock.
   const int64_t max_queued = params().GetInt("max_queued_requests");
-  int32_t group = 0;
+  router::Router::Ticket route{0, 0};  // without data parallelism: the one group, untracked
   if (data_parallel_) {
     std::array<bool, router::GroupCacheView::kMaxGroups> healthy{};
     {
@@ -262,19 +262,20 @@ Status ApiNode::Submit(const api::GenerateRequest& request, std::shared_ptr<api:
       const auto now = Clock::now();
       for (int32_t g = 0; g < static_cast<int32_t>(groups_.size()); ++g) healthy[g] = GroupReady(g, now);
     }
-    group = router_->Route({request.input_ids, request.cache_salt}, std::span<const bool>(healthy.data(), groups_.size()));
-    if (group < 0) return Status::Unavailable("no data-parallel group is ready to serve; retry later");
+    route = router_->Route({request.input_ids, request.cache_salt}, std::span<const bool>(healthy.data(), groups_.size()));
+    if (route.group < 0) return Status::Unavailable("no data-parallel group is ready to serve; retry later");
   }
+  const int32_t group = route.group;
   uint64_t rid = 0;
   {
     std::lock_guard<std::mutex> l(mu_);
     if (by_name_.count(request.rid)) {
-      if (data_parallel_) router_->Finished(group);
+      if (router_) router_->Finished(route);
       return Status::InvalidArgument("request id '" + request.rid + "' is already in use");
     }
     // A bounded queue: past the limit the client is told at once to come back (503, Retry-After).
     if (static_cast<int64_t>(pending_.size()) >= max_queued) {
-      if (data_parallel_) router_->Finished(group);
+      if (router_) router_->Finished(route);
       metrics_.requests_rejected_overload.fetch_add(1, std::memory_order_relaxed);
       return Status::Unavailable("the server is overloaded: " + std::to_string(pending_.size()) +
                                  " requests in flight (max_queued_requests); retry later");
@@ -288,6 +289,7 @@ Status ApiNode::Submit(const api::GenerateRequest& request, std::shared_ptr<api:
     p.start = p.last_token = Clock::now();
     p.return_logprob = request.return_logprob;
     p.group = group;
+    p.route = route;
     pending_.emplace(rid, std::move(p));
     by_name_[request.rid] = rid;
   }
@@ -326,7 +328,7 @@ Status ApiNode::Submit(const api::GenerateRequest& request, std::shared_ptr<api:
   }
   if (!status.ok()) {
     std::lock_guard<std::mutex> l(mu_);
-    CountEnded(group);
+    CountEnded(pending_.at(rid));
     pending_.erase(rid);
     by_name_.erase(request.rid);
     return status;
@@ -632,7 +634,7 @@ void ApiNode::HandleStrOut(const Group& group, const void* data, size_t size) {
         metrics_.cached_tokens.fetch_add(e.cached_tokens, std::memory_order_relaxed);
         metrics_.requests_finished.fetch_add(1, std::memory_order_relaxed);
         if (out.finish.kind == FinishKind::kAbort) metrics_.requests_aborted.fetch_add(1, std::memory_order_relaxed);
-        CountEnded(p.group);
+        CountEnded(p);
         by_name_.erase(p.rid);
         pending_.erase(it);
       }
@@ -704,9 +706,9 @@ void ApiNode::CheckPipelineNodes() {
   for (const auto& [n, group] : silent) FailPending(group, "the " + n + " node stopped responding; the request was lost");
 }
 
-void ApiNode::CountEnded(int32_t group) {
+void ApiNode::CountEnded(const Pending& p) {
   metrics_.requests_in_flight.fetch_sub(1, std::memory_order_relaxed);
-  if (router_) router_->Finished(group);
+  if (router_) router_->Finished(p.route);
 }
 
 void ApiNode::FailPending(int32_t group, const std::string& why) {
@@ -718,7 +720,7 @@ void ApiNode::FailPending(int32_t group, const std::string& why) {
         ++it;
         continue;
       }
-      CountEnded(it->second.group);
+      CountEnded(it->second);
       by_name_.erase(it->second.rid);
       failed.push_back(std::move(it->second));
       it = pending_.erase(it);

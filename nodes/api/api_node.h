@@ -75,6 +75,7 @@ class ApiNode : public Node, public api::ApiBackend {
     bool return_logprob = false;
     api::PriorityClass cls = api::PriorityClass::kDefault;
     int32_t group = 0;  // the data-parallel group serving it
+    router::Router::Ticket route;  // its place in the router's load (data parallelism only)
   };
   // One scheduler group's topics (the only one without data parallelism).
   struct Group {
@@ -101,7 +102,7 @@ class ApiNode : public Node, public api::ApiBackend {
   // Ends the requests in flight in `group` (every group when -1) with a 503.
   void FailPending(int32_t group, const std::string& why);
   // A request left pending_ (mu_ held): the in-flight gauge and its group's load follow.
-  void CountEnded(int32_t group);
+  void CountEnded(const Pending& p);
   // How nodes_ names a node of a group: "name", or "ns/name" with data parallelism.
   std::string NodeKey(int32_t group, const std::string& name) const;
   bool GroupReady(int32_t group, std::chrono::steady_clock::time_point now) const;  // nodes_mu_ held

@@ -115,6 +115,28 @@ bool GroupReady(const std::string& group) {
   return true;
 }
 
+// Every group's scheduler reports no request running (a failure guard: a response can reach the
+// client an iteration before its scheduler lets the request go, and a flush is refused while any runs).
+bool WaitIdle() {
+  return WaitFor(
+      [] {
+        json info = Get(Port(), "/get_server_info").json;
+        for (const auto& g : kGroups)
+          if (!info.contains("groups") || info["groups"][g]["scheduler"]["stats"].value("num_running_reqs", -1) != 0) return false;
+        return true;
+      },
+      std::chrono::seconds(30));
+}
+
+// Flushes both caches (once idle) and waits until the router has heard of it from both.
+bool FlushBoth() {
+  if (!WaitIdle()) return false;
+  if (!Admin("/admin/cache/flush", json::object()).value("success", false)) return false;
+  return WaitFor([] { return RouterGroup("dp0").value("cached_tokens", -1) == 0 &&
+                             RouterGroup("dp1").value("cached_tokens", -1) == 0; },
+                 std::chrono::seconds(10));
+}
+
 TEST(DataParallel, BothGroupsGiveLlamaCppsGreedyIdsAndShareTheLoadInTurn) {
   const auto golden = Golden();
   ASSERT_EQ(golden.size(), 5u);
@@ -144,6 +166,7 @@ TEST(DataParallel, ControlCallsReachEveryGroupAndGatherTheirAnswers) {
   for (const auto& g : kGroups) EXPECT_EQ(policy["groups"][g]["policy"], "fcfs") << policy.dump();
   EXPECT_EQ(Admin("/admin/policy/swap", {{"name", "lpm"}})["success"], true);
   // A flush empties both caches, and the router learns it from their events.
+  ASSERT_TRUE(WaitIdle());
   json flushed = Admin("/admin/cache/flush", json::object());
   EXPECT_EQ(flushed["message"], "cache flushed | cache flushed") << flushed.dump();
   for (const auto& g : kGroups)
@@ -156,10 +179,7 @@ TEST(DataParallel, ControlCallsReachEveryGroupAndGatherTheirAnswers) {
 }
 
 TEST(DataParallel, CacheAwareRoutingKeepsEachSharedPrefixOnTheGroupThatCachesIt) {
-  ASSERT_EQ(Admin("/admin/cache/flush", json::object())["success"], true);
-  ASSERT_TRUE(WaitFor([] { return RouterGroup("dp0").value("cached_tokens", -1) == 0 &&
-                                  RouterGroup("dp1").value("cached_tokens", -1) == 0; },
-                      std::chrono::seconds(10)));
+  ASSERT_TRUE(FlushBoth());
   // The policy changes while serving; an unknown one is refused and the old one stays.
   EXPECT_EQ(PostJson(Port(), "/admin/params/api", {{"name", "routing_policy"}, {"value", "nonsense"}}).status, 400);
   ASSERT_EQ(Admin("/admin/params/api", {{"name", "routing_policy"}, {"value", "cache-aware"}})["success"], true);

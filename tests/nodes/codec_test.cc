@@ -1,11 +1,13 @@
 // The node layer's codecs: every field of a forward batch, a forward result,
-// a tokenized request and an output batch survives its message; the sizes the
+// a tokenized request, an output batch and a batch of cache events survives its message; the sizes the
 // writers loan are exactly what they write (Bytes() is the one definition);
 // and a chunk that is too small is an error, never an overrun.
 #include <gtest/gtest.h>
 
+#include <tuple>
 #include <vector>
 
+#include "nodes/cache_event_codec.h"
 #include "nodes/forward_codec.h"
 #include "nodes/output_codec.h"
 #include "nodes/request_codec.h"
@@ -250,6 +252,42 @@ TEST(Codecs, TooSmallAChunkIsAnErrorNotAnOverrun) {
   Chunk ob(BatchTokenIdOutBytes(out) - 8);
   EXPECT_EQ(EncodeBatchTokenIdOut(out, ob.data(), ob.size).code(), StatusCode::kOutOfRange);
   EXPECT_TRUE(ob.guard_intact());
+}
+
+TEST(CacheEventCodec, EventsRoundTripInOrderAndACorruptOneIsRefused) {
+  CacheEventBatch batch;
+  const V a = {1, 2, 3, 4}, b = {1, 2, 9};
+  batch.Add({sched::CacheEvent::Kind::kStored, "", a, 4});
+  batch.Add({sched::CacheEvent::Kind::kStored, "tenant", b, 1});
+  batch.Add({sched::CacheEvent::Kind::kRemoved, "", a, 2});
+  batch.Add({sched::CacheEvent::Kind::kCleared, "", {}, 0});
+  Chunk c(batch.bytes());
+  ASSERT_TRUE(batch.Encode(77, 5, c.data(), c.size).ok());
+  EXPECT_TRUE(c.guard_intact());
+  auto m = transport::ValidateCacheEvents(c.data(), c.size);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ((*m)->epoch, 77u);
+  EXPECT_EQ((*m)->seq, 5u);
+  std::vector<std::tuple<sched::CacheEvent::Kind, std::string, V, int32_t>> got;
+  ForEachCacheEvent(*m, [&](const sched::CacheEvent& e) {
+    got.emplace_back(e.kind, std::string(e.ns), V(e.tokens.begin(), e.tokens.end()), e.changed);
+  });
+  ASSERT_EQ(got.size(), 4u);
+  EXPECT_EQ(got[0], std::make_tuple(sched::CacheEvent::Kind::kStored, std::string(), a, 4));
+  EXPECT_EQ(got[1], std::make_tuple(sched::CacheEvent::Kind::kStored, std::string("tenant"), b, 1));
+  EXPECT_EQ(got[2], std::make_tuple(sched::CacheEvent::Kind::kRemoved, std::string(), a, 2));
+  EXPECT_EQ(std::get<0>(got[3]), sched::CacheEvent::Kind::kCleared);
+  // Too small a chunk is an error; an event pointing past its arrays is refused by the reader.
+  Chunk small(batch.bytes() - 8);
+  EXPECT_EQ(batch.Encode(1, 1, small.data(), small.size).code(), StatusCode::kOutOfRange);
+  EXPECT_TRUE(small.guard_intact());
+  auto* msg = static_cast<transport::CacheEventsMsg*>(c.data());
+  auto* events = reinterpret_cast<transport::CacheEventWire*>(static_cast<uint8_t*>(c.data()) + msg->events.offset);
+  events[1].changed = 7;  // more than its 3 tokens
+  EXPECT_EQ(transport::ValidateCacheEvents(c.data(), c.size).status().code(), StatusCode::kCorrupt);
+  events[1].changed = 1;
+  events[0].tokens_count = 1000;
+  EXPECT_EQ(transport::ValidateCacheEvents(c.data(), c.size).status().code(), StatusCode::kCorrupt);
 }
 
 }  // namespace

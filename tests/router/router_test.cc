@@ -9,6 +9,8 @@
 #include <random>
 
 #include "core/router/group_cache_view.h"
+#include "core/router/in_flight_prompts.h"
+#include "core/router/router.h"
 #include "core/router/routing_policy.h"
 #include "core/scheduler/kv_allocator.h"
 #include "plugins/cache/radix/radix_cache.h"
@@ -194,6 +196,81 @@ TEST(DataParallelRouting, CacheAwareFindsMoreCachedThanRoundRobin) {
               prompt_tokens, static_cast<long long>(rr_cached), 100 * rr_cached / prompt_tokens,
               static_cast<long long>(ca_cached), 100 * ca_cached / prompt_tokens, ca->StatsJson().c_str());
   EXPECT_GT(ca_cached, rr_cached);
+}
+
+TEST(InFlightPrompts, CountsSharedPrefixesAndForgetsWhatEnded) {
+  InFlightPrompts f(2);
+  const V a = Seq(10, 8), b = [] { V v = Seq(10, 4); v.push_back(99); return v; }();
+  f.Add(0, "", a);
+  f.Add(0, "", a);
+  f.Add(0, "", b);
+  EXPECT_EQ(f.Match(0, "", a), 8);
+  EXPECT_EQ(f.Match(0, "", b), 5);
+  EXPECT_EQ(f.Match(1, "", a), 0);    // another group
+  EXPECT_EQ(f.Match(0, "t", a), 0);   // another namespace
+  f.Remove(0, "", a);
+  EXPECT_EQ(f.Match(0, "", a), 8);    // the second copy is still in flight
+  f.Remove(0, "", a);
+
+  f.Remove(0, "", Seq(500, 3));       // never added: nothing changes
+  f.Remove(0, "", b);
+  EXPECT_EQ(f.Match(0, "", b), 0);
+  EXPECT_EQ(f.num_nodes(), 0u);
+}
+
+TEST(Router, CountsRequestsInFlightAndNeverPicksAnUnhealthyGroup) {
+  Router r({"dp0", "dp1"}, MakeShortestQueue());
+  const bool both[] = {true, true}, only1[] = {false, true}, none[] = {false, false};
+  const V p = Seq(1, 10);
+  Router::Ticket t0 = r.Route({p, ""}, both), t1 = r.Route({p, ""}, both);
+  EXPECT_EQ(t0.group, 0);
+  EXPECT_EQ(t1.group, 1);  // dp0 has one in flight
+  Router::Ticket t2 = r.Route({p, ""}, only1);
+  EXPECT_EQ(t2.group, 1);
+  EXPECT_EQ(r.Route({p, ""}, none).group, -1);
+  r.Finished(t1);
+  r.Finished(t2);
+  r.Finished(t2);  // twice: counted once
+  EXPECT_EQ(r.Route({p, ""}, both).group, 1);  // dp0 1 in flight, dp1 0
+  EXPECT_NE(r.StatsJson().find("\"in_flight\":1"), std::string::npos) << r.StatsJson();
+  EXPECT_EQ(r.SwapPolicy(MakeRoundRobin()), "shortest-queue");
+  EXPECT_EQ(r.policy_name(), "round-robin");
+}
+
+TEST(Router, ABurstSharingAPrefixFollowsItsFirstRequestBeforeAnyCacheHoldsIt) {
+  Router r({"dp0", "dp1"}, MakeCacheAware());
+  const bool both[] = {true, true};
+  auto prompt = [](int32_t system, int32_t q) {
+    V v = Seq(1000 * system, 64);
+    v.push_back(q);
+    return v;
+  };
+  std::vector<Router::Ticket> t;
+  for (int32_t q = 0; q < 4; ++q)
+    for (int32_t system = 1; system <= 2; ++system) t.push_back(r.Route({prompt(system, q), ""}, both));
+  // Nothing is cached yet: the first of each system prompt goes to the emptier, shorter queue,
+  // and the rest follow it.
+  for (size_t i = 0; i < t.size(); ++i) EXPECT_EQ(t[i].group, t[i % 2].group) << i;
+  EXPECT_NE(t[0].group, t[1].group);
+}
+
+TEST(Router, ALostMessageOrANewSchedulerEmptiesTheGroupsView) {
+  Router r({"dp0", "dp1"}, MakeCacheAware());
+  const V k = Seq(1, 6);
+  auto store = [&](int32_t g) { r.ApplyEvent(g, {sched::CacheEvent::Kind::kStored, "", k, 6}); };
+  EXPECT_TRUE(r.BeginEvents(0, 7, 40));  // the first message seen sets the count
+  store(0);
+  EXPECT_TRUE(r.BeginEvents(0, 7, 41));
+  EXPECT_EQ(r.MatchLengths("", k)[0], 6);
+  EXPECT_FALSE(r.BeginEvents(0, 7, 43));  // 42 was lost
+  EXPECT_EQ(r.MatchLengths("", k)[0], 0);
+  store(0);
+  EXPECT_TRUE(r.BeginEvents(0, 8, 1));    // a restarted scheduler: a new epoch, an empty cache
+  EXPECT_EQ(r.MatchLengths("", k)[0], 0);
+  store(1);
+  r.ForgetGroup(1);
+  EXPECT_EQ(r.MatchLengths("", k)[1], 0);
+  EXPECT_NE(r.StatsJson().find("\"lost_event_messages\":1"), std::string::npos) << r.StatsJson();
 }
 
 }  // namespace
