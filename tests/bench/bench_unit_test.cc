@@ -393,6 +393,11 @@ TEST(Metrics, PrometheusTextAndCacheFigures) {
   CacheFigures sglang = ComputeCacheFigures({}, ParsePrometheusText("sglang:cache_hit_rate{m=\"x\"} 0.5\n"));
   EXPECT_DOUBLE_EQ(*sglang.hit_rate_gauge, 0.5);
   EXPECT_FALSE(sglang.prompt_tokens_delta.has_value());
+  // Data-parallel groups each report a rate: no sum of them passes for one.
+  MetricValues dp = ParsePrometheusText(
+      "radixserve_cache_hit_rate{group=\"dp0\"} 0.5\nradixserve_cache_hit_rate{group=\"dp1\"} 0.75\n");
+  EXPECT_DOUBLE_EQ(dp["radixserve_cache_hit_rate/series"], 2);
+  EXPECT_FALSE(ComputeCacheFigures({}, dp).hit_rate_gauge.has_value());
 }
 
 TEST(Metrics, SchedulerOverheadOnlyWhenPresent) {

@@ -5,9 +5,15 @@
 namespace radixserve::bench {
 namespace {
 
-std::optional<double> Find(const MetricValues& m, std::initializer_list<const char*> names) {
-  for (const char* n : names)
-    if (auto it = m.find(n); it != m.end()) return it->second;
+// The value of the first name present that has a single label set.
+std::optional<double> FindSingle(const MetricValues& m, std::initializer_list<const char*> names) {
+  for (const char* n : names) {
+    auto it = m.find(n);
+    if (it == m.end()) continue;
+    auto series = m.find(std::string(n) + "/series");
+    if (series != m.end() && series->second != 1) return std::nullopt;
+    return it->second;
+  }
   return std::nullopt;
 }
 
@@ -48,6 +54,7 @@ MetricValues ParsePrometheusText(std::string_view text) {
     double v = std::strtod(p, &end);
     if (end == p) continue;
     out[name] += v;
+    out[name + "/series"] += 1;
   }
   return out;
 }
@@ -88,7 +95,7 @@ std::vector<std::pair<std::string, double>> SchedulerOverhead(const nlohmann::js
 
 CacheFigures ComputeCacheFigures(const MetricValues& before, const MetricValues& after) {
   CacheFigures f;
-  f.hit_rate_gauge = Find(after, {"radixserve_cache_hit_rate", "sglang:cache_hit_rate"});
+  f.hit_rate_gauge = FindSingle(after, {"radixserve_cache_hit_rate", "sglang:cache_hit_rate"});
   f.prompt_tokens_delta = Delta(before, after, {"radixserve_prompt_tokens_total", "sglang:prompt_tokens_total"});
   f.generation_tokens_delta =
       Delta(before, after, {"radixserve_generation_tokens_total", "sglang:generation_tokens_total"});

@@ -17,7 +17,8 @@
 
 namespace radixserve::bench {
 
-// Metric name -> value, label sets of one name summed. Comments and malformed lines are skipped.
+// Metric name -> value, label sets of one name summed; "<name>/series" counts the label sets (no
+// metric name contains '/'). Comments and malformed lines are skipped.
 using MetricValues = std::map<std::string, double>;
 MetricValues ParsePrometheusText(std::string_view text);
 
@@ -29,7 +30,9 @@ std::vector<std::pair<std::string, double>> SchedulerOverhead(const nlohmann::js
 
 // Prefix-cache figures derived from metrics taken before and after the run.
 struct CacheFigures {
-  std::optional<double> hit_rate_gauge;     // radixserve_cache_hit_rate or sglang:cache_hit_rate, after the run
+  // radixserve_cache_hit_rate or sglang:cache_hit_rate after the run, when one scheduler reports it
+  // (several, data-parallel groups, each report their own: a sum of rates means nothing).
+  std::optional<double> hit_rate_gauge;
   std::optional<double> cached_token_ratio; // delta cached_tokens_total / delta prompt_tokens_total
   std::optional<double> prompt_tokens_delta;
   std::optional<double> generation_tokens_delta;
