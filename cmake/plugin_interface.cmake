@@ -10,6 +10,9 @@ set(RADIXSERVE_PLUGIN_INTERFACE_HEADERS
     ${PROJECT_SOURCE_DIR}/core/scheduler/prefix_cache.h
     ${PROJECT_SOURCE_DIR}/core/scheduler/req.h
     ${PROJECT_SOURCE_DIR}/core/scheduler/kv_allocator.h
+    ${PROJECT_SOURCE_DIR}/core/scheduler/cache_event.h
+    ${PROJECT_SOURCE_DIR}/core/router/routing_policy.h
+    ${PROJECT_SOURCE_DIR}/core/router/group_cache_view.h
     ${PROJECT_SOURCE_DIR}/core/sampling/sampling_params.h
     ${PROJECT_SOURCE_DIR}/core/util/finish_reason.h
     ${PROJECT_SOURCE_DIR}/core/util/status.h

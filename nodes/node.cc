@@ -41,9 +41,12 @@ void Node::Shutdown() {
 
 Status Node::SetParameter(const std::string& pname, const std::string& value) {
   bool configured = state() != NodeState::kUnconfigured;
+  Result<std::string> old = params_.GetText(pname);
   RS_RETURN_IF_ERROR(params_.Set(pname, value, /*locked=*/configured));
-  if (configured) OnParameterChanged(pname);
-  return Status::Ok();
+  if (!configured) return Status::Ok();
+  Status applied = OnParameterChanged(pname);
+  if (!applied.ok() && old.ok()) (void)params_.Set(pname, *old);  // refused: as it was
+  return applied;
 }
 
 }  // namespace radixserve::nodes

@@ -63,8 +63,9 @@ class Node {
   virtual Status OnActivate() = 0;
   virtual Status OnDeactivate() = 0;
   virtual Status OnCleanup() = 0;
-  // Called after a parameter changed while configured (for those the node can apply live).
-  virtual void OnParameterChanged(const std::string& name) {}
+  // Called after a parameter changed while configured (for those the node can apply live). An
+  // error refuses the change: the old value is put back and the error is the caller's answer.
+  virtual Status OnParameterChanged(const std::string& name) { return Status::Ok(); }
 
   // The topic `name` in this node's namespace after remapping.
   transport::Topic ResolveTopic(const std::string& name) const { return ResolveTopicIn(ctx_.ns, name); }

@@ -1,5 +1,7 @@
 #include "nodes/parameters.h"
 
+#include <sstream>
+
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -169,6 +171,19 @@ Result<std::pair<std::string, std::string>> ParseAssignment(const std::string& t
   if (pos == std::string::npos || pos == 0)
     return Status::InvalidArgument("expected name:=value, got '" + text + "'");
   return std::make_pair(text.substr(0, pos), text.substr(pos + 2));
+}
+
+Result<std::map<std::string, std::string>> ParsePluginParams(const std::string& text) {
+  std::map<std::string, std::string> out;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');) {
+    if (item.empty()) continue;
+    auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return Status::InvalidArgument("plugin parameter '" + item + "' must be name=value");
+    out[item.substr(0, eq)] = item.substr(eq + 1);
+  }
+  return out;
 }
 
 }  // namespace radixserve::nodes

@@ -73,5 +73,7 @@ class Parameters {
 
 // Splits "name:=value" (the ROS 2 spelling); InvalidArgument when there is no ":=".
 Result<std::pair<std::string, std::string>> ParseAssignment(const std::string& text);
+// A plugin's parameters as one node parameter: "a=1,b=x" -> {a: 1, b: x}.
+Result<std::map<std::string, std::string>> ParsePluginParams(const std::string& text);
 
 }  // namespace radixserve::nodes

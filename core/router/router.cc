@@ -4,7 +4,7 @@
 
 namespace radixserve::router {
 
-Router::Router(std::vector<std::string> group_names, std::unique_ptr<RoutingPolicy> policy)
+Router::Router(std::vector<std::string> group_names, RoutingPolicyPtr policy)
     : names_(std::move(group_names)),
       policy_(std::move(policy)),
       view_(static_cast<int32_t>(names_.size())),
@@ -39,7 +39,7 @@ void Router::Finished(const Ticket& ticket) {
   routed_.erase(it);
 }
 
-std::string Router::SwapPolicy(std::unique_ptr<RoutingPolicy> policy) {
+std::string Router::SwapPolicy(RoutingPolicyPtr policy) {
   std::lock_guard<std::mutex> l(mu_);
   std::string old(policy_->name());
   policy_ = std::move(policy);

@@ -25,7 +25,7 @@ namespace radixserve::router {
 
 class Router {
  public:
-  Router(std::vector<std::string> group_names, std::unique_ptr<RoutingPolicy> policy);
+  Router(std::vector<std::string> group_names, RoutingPolicyPtr policy);
 
   int32_t num_groups() const { return static_cast<int32_t>(names_.size()); }
   const std::string& group_name(int32_t g) const { return names_[static_cast<size_t>(g)]; }
@@ -38,7 +38,7 @@ class Router {
   // A routed request ended (any way).
   void Finished(const Ticket& ticket);
   // Replaces the policy; the next Route uses it. Returns the old one's name.
-  std::string SwapPolicy(std::unique_ptr<RoutingPolicy> policy);
+  std::string SwapPolicy(RoutingPolicyPtr policy);
   std::string policy_name() const;
 
   // Starts applying message `seq` of scheduler instance `epoch` of `group`. False (and the
@@ -67,7 +67,7 @@ class Router {
   };
   const std::vector<std::string> names_;
   mutable std::mutex mu_;
-  std::unique_ptr<RoutingPolicy> policy_;
+  RoutingPolicyPtr policy_;
   GroupCacheView view_;
   InFlightPrompts in_flight_;
   std::unordered_map<uint64_t, Routed> routed_;  // by ticket id

@@ -2,18 +2,14 @@
 // its own prefix cache and workers) that serves a request (issue #16). A
 // policy sees the request's key, each group's load and the router's exact
 // view of each group's cache (GroupCacheView), and returns a group index.
-// Instances are used by one thread at a time.
-//  - round-robin: groups in turn.
-//  - shortest-queue: the group with the fewest requests waiting and running.
-//  - cache-aware (SGLang router's rule, with an exact view): when the load is
-//    unbalanced (max - min > balance_abs and max > balance_rel * min) the
-//    shortest queue; otherwise the group caching (or about to cache: a prompt
-//    in flight there) the longest prefix of the request if it covers more
-//    than cache_threshold of it, else the group caching the fewest tokens (the
-//    most room; the shorter queue among equals).
+// Policies are plugins (kind RS_PLUGIN_ROUTING, plugins/routing/): round-robin,
+// shortest-queue and cache-aware ship with radixserve; CreateRoutingPolicy
+// loads one by name. Instances are used by one thread at a time.
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -22,6 +18,10 @@
 
 #include "core/router/group_cache_view.h"
 #include "core/util/status.h"
+
+namespace radixserve::sched {
+class PluginHost;
+}
 
 namespace radixserve::router {
 
@@ -49,18 +49,14 @@ class RoutingPolicy {
   virtual std::string StatsJson() const { return "{}"; }
 };
 
-struct CacheAwareOptions {
-  double cache_threshold = 0.5;   // SGLang router defaults
-  int64_t balance_abs = 32;
-  double balance_rel = 1.0001;
-};
+// A policy with the deleter of the plugin that made it.
+using RoutingPolicyPtr = std::unique_ptr<RoutingPolicy, std::function<void(RoutingPolicy*)>>;
+RoutingPolicyPtr OwnRoutingPolicy(std::unique_ptr<RoutingPolicy> policy);
+// The routing plugin `name` (libradixserve_routing_NAME.so) with its parameters checked.
+Result<RoutingPolicyPtr> CreateRoutingPolicy(sched::PluginHost& host, const std::string& name,
+                                             const std::map<std::string, std::string>& params = {});
 
-std::unique_ptr<RoutingPolicy> MakeRoundRobin();
-std::unique_ptr<RoutingPolicy> MakeShortestQueue();
-std::unique_ptr<RoutingPolicy> MakeCacheAware(const CacheAwareOptions& options = {});
-// The policies MakeRoutingPolicy knows, by name.
-const std::vector<std::string>& RoutingPolicyNames();
-// By name: round-robin, shortest-queue, cache-aware.
-Result<std::unique_ptr<RoutingPolicy>> MakeRoutingPolicy(std::string_view name);
+// The healthy group with the least load (the first of equals), or -1.
+int32_t ShortestHealthy(std::span<const GroupLoad> groups);
 
 }  // namespace radixserve::router

@@ -24,7 +24,8 @@
 extern "C" {
 #endif
 
-typedef enum { RS_PLUGIN_POLICY = 1, RS_PLUGIN_CACHE = 2, RS_PLUGIN_NODE = 3 } RsPluginKind;
+/* RS_PLUGIN_ROUTING: `create` returns a radixserve::router::RoutingPolicy* (core/router/routing_policy.h). */
+typedef enum { RS_PLUGIN_POLICY = 1, RS_PLUGIN_CACHE = 2, RS_PLUGIN_NODE = 3, RS_PLUGIN_ROUTING = 4 } RsPluginKind;
 typedef enum { RS_PARAM_INT = 1, RS_PARAM_DOUBLE = 2, RS_PARAM_BOOL = 3, RS_PARAM_STRING = 4 } RsParamType;
 
 typedef struct {

@@ -20,19 +20,21 @@ struct PluginHost::Library {
   }
 };
 
-namespace {
-
-const char* KindName(uint32_t kind) {
+const char* PluginKindName(uint32_t kind) {
   switch (kind) {
     case RS_PLUGIN_POLICY: return "policy";
     case RS_PLUGIN_CACHE: return "cache";
+    case RS_PLUGIN_NODE: return "node";
+    case RS_PLUGIN_ROUTING: return "routing";
   }
   return "unknown";
 }
 
+namespace {
+
 std::string FileName(RsPluginKind kind, std::string name) {
   std::replace(name.begin(), name.end(), '-', '_');
-  return std::string("libradixserve_") + KindName(kind) + "_" + name + ".so";
+  return std::string("libradixserve_") + PluginKindName(kind) + "_" + name + ".so";
 }
 
 }  // namespace
@@ -78,7 +80,7 @@ Result<std::shared_ptr<PluginHost::Library>> PluginHost::Load(const std::string&
   if (d->name == nullptr || d->create == nullptr || d->destroy == nullptr ||
       (d->num_params > 0 && d->params == nullptr))
     return Status::Corrupt("plugin " + path + " has an incomplete descriptor");
-  if (d->kind != RS_PLUGIN_POLICY && d->kind != RS_PLUGIN_CACHE)
+  if (d->kind != RS_PLUGIN_POLICY && d->kind != RS_PLUGIN_CACHE && d->kind != RS_PLUGIN_ROUTING)
     return Status::Unsupported("plugin " + path + " has unknown kind " + std::to_string(d->kind));
   lib->desc = d;
   loaded_[path] = lib;
@@ -93,8 +95,8 @@ Result<std::shared_ptr<PluginHost::Library>> PluginHost::Find(RsPluginKind kind,
     if (!std::filesystem::exists(p, ec)) continue;
     RS_ASSIGN_OR_RETURN(auto lib, Load(p.string()));
     if (lib->desc->kind != static_cast<uint32_t>(kind))
-      return Status::InvalidArgument("plugin " + p.string() + " is a " + KindName(lib->desc->kind) + " plugin, not a " +
-                                     KindName(kind) + " plugin");
+      return Status::InvalidArgument("plugin " + p.string() + " is a " + PluginKindName(lib->desc->kind) + " plugin, not a " +
+                                     PluginKindName(kind) + " plugin");
     if (name != lib->desc->name)
       return Status::InvalidArgument("plugin " + p.string() + " calls itself '" + lib->desc->name + "', not '" + name +
                                      "'");
@@ -102,7 +104,7 @@ Result<std::shared_ptr<PluginHost::Library>> PluginHost::Find(RsPluginKind kind,
   }
   std::string where;
   for (const auto& d : dirs_) where += (where.empty() ? "" : ", ") + d;
-  return Status::NotFound(std::string("no ") + KindName(kind) + " plugin '" + name + "' (" + file + ") in [" + where +
+  return Status::NotFound(std::string("no ") + PluginKindName(kind) + " plugin '" + name + "' (" + file + ") in [" + where +
                           "]");
 }
 
@@ -112,11 +114,11 @@ Result<void*> PluginHost::Create(RsPluginKind kind, const std::string& name,
   const RsPluginDescriptor* d = (*lib)->desc;
   Params params;
   Status s = ResolveParams(std::span<const RsParamSpec>(d->params, d->num_params), given, &params);
-  if (!s.ok()) return Status(s.code(), std::string(KindName(kind)) + " plugin '" + name + "': " + s.message());
+  if (!s.ok()) return Status(s.code(), std::string(PluginKindName(kind)) + " plugin '" + name + "': " + s.message());
   char err[512] = {0};
   void* object = d->create(&params, err, sizeof(err));
   if (object == nullptr)
-    return Status::InvalidArgument(std::string(KindName(kind)) + " plugin '" + name + "' refused its configuration: " +
+    return Status::InvalidArgument(std::string(PluginKindName(kind)) + " plugin '" + name + "' refused its configuration: " +
                                    (err[0] ? err : "no reason given"));
   return object;
 }
@@ -133,6 +135,14 @@ Result<CachePtr> PluginHost::CreateCache(const std::string& name, const std::map
   RS_ASSIGN_OR_RETURN(void* object, Create(RS_PLUGIN_CACHE, name, params, &lib));
   auto destroy = lib->desc->destroy;
   return CachePtr(static_cast<PrefixCache*>(object), [lib, destroy](PrefixCache* c) { destroy(c); });
+}
+
+Result<PluginHost::PluginObject> PluginHost::CreateObject(RsPluginKind kind, const std::string& name,
+                                                          const std::map<std::string, std::string>& params) {
+  std::shared_ptr<Library> lib;
+  RS_ASSIGN_OR_RETURN(void* object, Create(kind, name, params, &lib));
+  auto destroy = lib->desc->destroy;
+  return PluginObject{object, [lib, destroy](void* o) { destroy(o); }};
 }
 
 Result<PluginInfo> PluginHost::Inspect(const std::string& path) {
@@ -167,7 +177,8 @@ std::vector<PluginInfo> PluginHost::List() {
     std::error_code ec;
     for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
       const std::string f = e.path().filename().string();
-      if ((f.rfind("libradixserve_policy_", 0) != 0 && f.rfind("libradixserve_cache_", 0) != 0) ||
+      if ((f.rfind("libradixserve_policy_", 0) != 0 && f.rfind("libradixserve_cache_", 0) != 0 &&
+           f.rfind("libradixserve_routing_", 0) != 0) ||
           e.path().extension() != ".so")
         continue;
       auto info = Inspect(e.path().string());

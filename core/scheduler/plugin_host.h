@@ -1,4 +1,4 @@
-// PluginHost: finds, loads and instantiates policy and cache plugins
+// PluginHost: finds, loads and instantiates policy, cache and routing plugins
 // (ARCHITECTURE 5). A plugin NAME of kind KIND is the shared library
 // libradixserve_KIND_NAME.so (dashes become underscores) in the first plugin
 // directory that has it; it must export radixserve_plugin_descriptor with the
@@ -9,6 +9,7 @@
 // Thread-safe for concurrent Create* calls (a mutex guards the library table).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -29,6 +30,9 @@ struct PluginInfo {
   std::vector<RsParamSpec> params;
 };
 
+// "policy", "cache", "node", "routing": the word in plugin file names and messages.
+const char* PluginKindName(uint32_t kind);
+
 class PluginHost {
  public:
   explicit PluginHost(std::vector<std::string> dirs);
@@ -39,6 +43,14 @@ class PluginHost {
 
   Result<PolicyPtr> CreatePolicy(const std::string& name, const std::map<std::string, std::string>& params = {});
   Result<CachePtr> CreateCache(const std::string& name, const std::map<std::string, std::string>& params = {});
+  // An object of another kind (routing): `destroy` frees it through its plugin, whose library
+  // stays loaded until then.
+  struct PluginObject {
+    void* object = nullptr;
+    std::function<void(void*)> destroy;
+  };
+  Result<PluginObject> CreateObject(RsPluginKind kind, const std::string& name,
+                                    const std::map<std::string, std::string>& params = {});
   // Loads one library file and validates its descriptor (any kind).
   Result<PluginInfo> Inspect(const std::string& path);
   // Every loadable plugin in the directories.

@@ -71,8 +71,11 @@ ApiNode::ApiNode(NodeContext ctx) : Node(std::move(ctx)) {
                          "comma-separated (empty: one group, in this node's namespace)",
                          {}, true);
   params().DeclareString("routing_policy", "cache-aware",
-                         "how requests are spread over dp_groups (can be changed while serving)",
-                         router::RoutingPolicyNames());
+                         "routing plugin spreading requests over dp_groups: cache-aware, round-robin, shortest-queue "
+                         "(can be changed while serving)");
+  params().DeclareString("routing_params", "", "routing plugin parameters: name=value,name=value");
+  params().DeclareString("plugin_dirs", "", "colon-separated routing plugin directories (default: next to the libraries)",
+                         {}, true);
   params().DeclareString("tenant_keys", "",
                          "API keys of tenants with their cache salts: key=salt,key=salt (tenants never share cached "
                          "prefixes; accepted besides api_key)",
@@ -127,12 +130,21 @@ Status ApiNode::ConfigureGroup(const std::string& group_ns, const transport::Cha
   return Status::Ok();
 }
 
-void ApiNode::OnParameterChanged(const std::string& name) {
-  if (name != "routing_policy" || router_ == nullptr) return;
-  auto policy = router::MakeRoutingPolicy(params().GetString(name));  // the name is one of its choices
-  if (!policy.ok()) return;
+Result<router::RoutingPolicyPtr> ApiNode::LoadRoutingPolicy() {
+  RS_ASSIGN_OR_RETURN(auto plugin_params, ParsePluginParams(params().GetString("routing_params")));
+  return router::CreateRoutingPolicy(*plugins_, params().GetString("routing_policy"), plugin_params);
+}
+
+Status ApiNode::OnParameterChanged(const std::string& name) {
+  if ((name != "routing_policy" && name != "routing_params") || router_ == nullptr) return Status::Ok();
+  auto policy = LoadRoutingPolicy();
+  // A plugin that cannot load (missing, wrong ABI, refused parameters) is the caller's mistake, and
+  // the old policy stays.
+  if (!policy.ok()) return Status::InvalidArgument(policy.status().message());
   const std::string old = router_->SwapPolicy(std::move(*policy));
-  LOG(INFO) << this->name() << ": routing policy " << old << " -> " << params().GetString(name);
+  LOG(INFO) << this->name() << ": routing policy " << old << " -> " << params().GetString("routing_policy") << " ("
+            << params().GetString("routing_params") << ")";
+  return Status::Ok();
 }
 
 Status ApiNode::OnConfigure() {
@@ -160,7 +172,12 @@ Status ApiNode::OnConfigure() {
   for (const std::string& group_ns : data_parallel_ ? dp : std::vector<std::string>{ns()})
     RS_RETURN_IF_ERROR(ConfigureGroup(group_ns, opts));
   if (data_parallel_) {
-    RS_ASSIGN_OR_RETURN(auto policy, router::MakeRoutingPolicy(params().GetString("routing_policy")));
+    std::vector<std::string> dirs;
+    std::stringstream ss(params().GetString("plugin_dirs"));
+    for (std::string d; std::getline(ss, d, ':');)
+      if (!d.empty()) dirs.push_back(d);
+    plugins_ = std::make_unique<sched::PluginHost>(dirs.empty() ? sched::PluginHost::DefaultDirs() : dirs);
+    RS_ASSIGN_OR_RETURN(auto policy, LoadRoutingPolicy());
     router_ = std::make_unique<router::Router>(dp, std::move(policy));
   }
   // A control call goes to every group and waits for each one's reply.
@@ -230,6 +247,7 @@ Status ApiNode::OnCleanup() {
   read_comm_.reset();
   groups_.clear();  // before the waiter they are attached to
   router_.reset();
+  plugins_.reset();  // after the router: its policy came from a plugin
   waiter_.reset();
   tokenizer_.reset();
   file_.reset();

@@ -26,6 +26,7 @@
 #include "core/api/http_server.h"
 #include "core/gguf/gguf_reader.h"
 #include "core/router/router.h"
+#include "core/scheduler/plugin_host.h"
 #include "core/tokenizer/tokenizer.h"
 #include "nodes/api/metrics.h"
 #include "nodes/node.h"
@@ -64,7 +65,7 @@ class ApiNode : public Node, public api::ApiBackend {
   Status OnActivate() override;
   Status OnDeactivate() override;
   Status OnCleanup() override;
-  void OnParameterChanged(const std::string& name) override;
+  Status OnParameterChanged(const std::string& name) override;
 
  private:
   struct Pending {
@@ -108,6 +109,8 @@ class ApiNode : public Node, public api::ApiBackend {
   bool GroupReady(int32_t group, std::chrono::steady_clock::time_point now) const;  // nodes_mu_ held
   // Replies of a fan-out read, one JSON object per group: {"groups": {ns: ...}, "router": ...}.
   std::string GroupsJson(const std::vector<control::ControlReply>& replies) const;
+  // The routing policy the parameters name (routing_policy, routing_params), from its plugin.
+  Result<router::RoutingPolicyPtr> LoadRoutingPolicy();
   // Requests in flight are lost when the scheduler or detokenizer restarts or falls silent: they end
   // with an error instead of hanging.
   void CheckPipelineNodes();
@@ -121,6 +124,7 @@ class ApiNode : public Node, public api::ApiBackend {
   std::mutex pub_mu_;  // iceoryx publishers are single-threaded; HTTP threads share them
   std::vector<Group> groups_;
   bool data_parallel_ = false;  // dp_groups given: several groups, nodes named ns/name
+  std::unique_ptr<sched::PluginHost> plugins_;  // routing policy plugins
   std::unique_ptr<router::Router> router_;
   std::unique_ptr<transport::Waiter> waiter_;
   // Two lanes over the same topics: reads (stats, server info, plugin lists) never queue behind a

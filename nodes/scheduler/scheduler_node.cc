@@ -20,23 +20,6 @@ namespace radixserve::nodes {
 
 using transport::OutputEntry;
 
-namespace {
-
-// "a=1,b=x" → {a: 1, b: x}
-Result<std::map<std::string, std::string>> ParsePluginParams(const std::string& text) {
-  std::map<std::string, std::string> out;
-  std::stringstream ss(text);
-  for (std::string item; std::getline(ss, item, ',');) {
-    if (item.empty()) continue;
-    auto eq = item.find('=');
-    if (eq == std::string::npos || eq == 0)
-      return Status::InvalidArgument("plugin parameter '" + item + "' must be name=value");
-    out[item.substr(0, eq)] = item.substr(eq + 1);
-  }
-  return out;
-}
-}  // namespace
-
 SchedulerNode::SchedulerNode(NodeContext ctx) : Node(std::move(ctx)) {
   const sched::SchedulerConfig d;  // the one source of the defaults
   auto& p = params();
@@ -70,9 +53,10 @@ SchedulerNode::SchedulerNode(NodeContext ctx) : Node(std::move(ctx)) {
 SchedulerNode::~SchedulerNode() { Shutdown(); }
 
 // Parameters set at run time arrive as control calls, on the loop thread that steps the scheduler.
-void SchedulerNode::OnParameterChanged(const std::string& name) {
+Status SchedulerNode::OnParameterChanged(const std::string& name) {
   if (name == "fair_prefill_chunk" && service_ != nullptr)
     service_->SetFairPrefillChunk(static_cast<int32_t>(params().GetInt(name)));
+  return Status::Ok();
 }
 
 bool SchedulerNode::Ready() const {

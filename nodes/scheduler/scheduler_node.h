@@ -41,7 +41,7 @@ class SchedulerNode : public Node {
   Status OnActivate() override;
   Status OnDeactivate() override;
   Status OnCleanup() override;
-  void OnParameterChanged(const std::string& name) override;
+  Status OnParameterChanged(const std::string& name) override;
 
  private:
   void Loop();

@@ -125,7 +125,7 @@ std::optional<control::ControlReply> SchedulerService::Execute(const control::Co
       nlohmann::json list = nlohmann::json::array();
       for (const auto& info : host_->List())
         list.push_back({{"name", info.name},
-                        {"kind", info.kind == RS_PLUGIN_POLICY ? "policy" : "cache"},
+                        {"kind", sched::PluginKindName(info.kind)},
                         {"path", info.path},
                         {"description", info.description}});
       reply.set_success(true);

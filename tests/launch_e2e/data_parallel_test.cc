@@ -181,7 +181,12 @@ TEST(DataParallel, ControlCallsReachEveryGroupAndGatherTheirAnswers) {
 TEST(DataParallel, CacheAwareRoutingKeepsEachSharedPrefixOnTheGroupThatCachesIt) {
   ASSERT_TRUE(FlushBoth());
   // The policy changes while serving; an unknown one is refused and the old one stays.
-  EXPECT_EQ(PostJson(Port(), "/admin/params/api", {{"name", "routing_policy"}, {"value", "nonsense"}}).status, 400);
+  HttpReply unknown = PostJson(Port(), "/admin/params/api", {{"name", "routing_policy"}, {"value", "nonsense"}});
+  EXPECT_EQ(unknown.status, 400) << unknown.body;
+  EXPECT_NE(unknown.body.find("no routing plugin 'nonsense'"), std::string::npos) << unknown.body;
+  HttpReply bad = PostJson(Port(), "/admin/params/api", {{"name", "routing_params"}, {"value", "cache_threshold=2"}});
+  EXPECT_EQ(bad.status, 400) << bad.body;
+  EXPECT_EQ(Get(Port(), "/get_server_info").json["router"]["policy"], "round-robin");
   ASSERT_EQ(Admin("/admin/params/api", {{"name", "routing_policy"}, {"value", "cache-aware"}})["success"], true);
   ASSERT_EQ(Get(Port(), "/get_server_info").json["router"]["policy"], "cache-aware");
 

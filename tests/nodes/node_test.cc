@@ -30,7 +30,11 @@ class CountingNode : public Node {
   Status OnActivate() override { ++activated; return Status::Ok(); }
   Status OnDeactivate() override { ++deactivated; return Status::Ok(); }
   Status OnCleanup() override { ++cleaned; return Status::Ok(); }
-  void OnParameterChanged(const std::string& n) override { changed.push_back(n); }
+  Status OnParameterChanged(const std::string& n) override {
+    if (n == "policy" && params().GetString(n) == "lpm") return Status::InvalidArgument("lpm cannot load now");
+    changed.push_back(n);
+    return Status::Ok();
+  }
 };
 
 TEST(Node, FollowsTheLifecycle) {
@@ -83,6 +87,9 @@ TEST(Parameters, ReadOnlyOnesAreLockedOnceConfigured) {
   EXPECT_EQ(n.params().GetString("model"), "/a.gguf");
   EXPECT_TRUE(n.SetParameter("policy", "fcfs").ok());
   EXPECT_EQ(n.changed, std::vector<std::string>{"policy"});
+  // A change the node cannot apply is refused and leaves the old value.
+  EXPECT_EQ(n.SetParameter("policy", "lpm").message(), "lpm cannot load now");
+  EXPECT_EQ(n.params().GetString("policy"), "fcfs");
 }
 
 TEST(Parameters, ParseAssignment) {

@@ -12,6 +12,10 @@
 #include "core/router/in_flight_prompts.h"
 #include "core/router/router.h"
 #include "core/router/routing_policy.h"
+#include "core/scheduler/plugin_host.h"
+#include "plugins/routing/cache_aware/cache_aware_policy.h"
+#include "plugins/routing/round_robin/round_robin_policy.h"
+#include "plugins/routing/shortest_queue/shortest_queue_policy.h"
 #include "core/scheduler/kv_allocator.h"
 #include "plugins/cache/radix/radix_cache.h"
 #include "tests/scheduler/scheduler_harness.h"
@@ -115,7 +119,33 @@ TEST(RoutingPolicy, RoundRobinAndShortestQueueSkipUnhealthyGroups) {
   EXPECT_EQ(MakeShortestQueue()->Route({}, g, view), 1);
   for (auto& x : g) x.healthy = false;
   EXPECT_EQ(rr->Route({}, g, view), -1);
-  EXPECT_FALSE(MakeRoutingPolicy("nearest").ok());
+}
+
+TEST(RoutingPolicy, PluginsLoadByNameWithCheckedParameters) {
+  sched::PluginHost host(sched::PluginHost::DefaultDirs());
+  for (const char* name : {"round-robin", "shortest-queue", "cache-aware"}) {
+    auto p = CreateRoutingPolicy(host, name);
+    ASSERT_TRUE(p.ok()) << name << ": " << p.status().ToString();
+    EXPECT_EQ((*p)->name(), name);
+  }
+  auto unknown = CreateRoutingPolicy(host, "nearest");
+  EXPECT_EQ(unknown.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(unknown.status().message().find("no routing plugin 'nearest'"), std::string::npos);
+  auto bad = CreateRoutingPolicy(host, "cache-aware", {{"cache_threshold", "2"}});
+  EXPECT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("cache_threshold"), std::string::npos) << bad.status().message();
+  // A scheduling policy is not a routing policy.
+  EXPECT_FALSE(CreateRoutingPolicy(host, "lpm").ok());
+  // Parameters reach the policy: with a threshold of 1 nothing is ever cached enough.
+  auto strict = CreateRoutingPolicy(host, "cache-aware", {{"cache_threshold", "1"}});
+  ASSERT_TRUE(strict.ok()) << strict.status().ToString();
+  GroupCacheView view(2);
+  Group a(&view, 0), b(&view, 1);
+  b.Put(Seq(1, 10), "");
+  a.Put(Seq(100, 3), "");
+  std::vector<GroupLoad> g(2);
+  const V prompt = [] { V v = Seq(1, 10); v.push_back(5); return v; }();
+  EXPECT_EQ((*strict)->Route({prompt, ""}, g, view), 0);  // the roomier group, not the one caching 10 of 11
 }
 
 TEST(RoutingPolicy, CacheAwarePrefersTheGroupHoldingThePrefixUnlessLoadIsUnbalanced) {
@@ -219,7 +249,7 @@ TEST(InFlightPrompts, CountsSharedPrefixesAndForgetsWhatEnded) {
 }
 
 TEST(Router, CountsRequestsInFlightAndNeverPicksAnUnhealthyGroup) {
-  Router r({"dp0", "dp1"}, MakeShortestQueue());
+  Router r({"dp0", "dp1"}, OwnRoutingPolicy(MakeShortestQueue()));
   const bool both[] = {true, true}, only1[] = {false, true}, none[] = {false, false};
   const V p = Seq(1, 10);
   Router::Ticket t0 = r.Route({p, ""}, both), t1 = r.Route({p, ""}, both);
@@ -233,12 +263,12 @@ TEST(Router, CountsRequestsInFlightAndNeverPicksAnUnhealthyGroup) {
   r.Finished(t2);  // twice: counted once
   EXPECT_EQ(r.Route({p, ""}, both).group, 1);  // dp0 1 in flight, dp1 0
   EXPECT_NE(r.StatsJson().find("\"in_flight\":1"), std::string::npos) << r.StatsJson();
-  EXPECT_EQ(r.SwapPolicy(MakeRoundRobin()), "shortest-queue");
+  EXPECT_EQ(r.SwapPolicy(OwnRoutingPolicy(MakeRoundRobin())), "shortest-queue");
   EXPECT_EQ(r.policy_name(), "round-robin");
 }
 
 TEST(Router, ABurstSharingAPrefixFollowsItsFirstRequestBeforeAnyCacheHoldsIt) {
-  Router r({"dp0", "dp1"}, MakeCacheAware());
+  Router r({"dp0", "dp1"}, OwnRoutingPolicy(MakeCacheAware()));
   const bool both[] = {true, true};
   auto prompt = [](int32_t system, int32_t q) {
     V v = Seq(1000 * system, 64);
@@ -255,7 +285,7 @@ TEST(Router, ABurstSharingAPrefixFollowsItsFirstRequestBeforeAnyCacheHoldsIt) {
 }
 
 TEST(Router, ALostMessageOrANewSchedulerEmptiesTheGroupsView) {
-  Router r({"dp0", "dp1"}, MakeCacheAware());
+  Router r({"dp0", "dp1"}, OwnRoutingPolicy(MakeCacheAware()));
   const V k = Seq(1, 6);
   auto store = [&](int32_t g) { r.ApplyEvent(g, {sched::CacheEvent::Kind::kStored, "", k, 6}); };
   EXPECT_TRUE(r.BeginEvents(0, 7, 40));  // the first message seen sets the count

@@ -23,9 +23,10 @@ TEST(PluginHost, FindsEveryBuiltInPlugin) {
   PluginHost host(PluginHost::DefaultDirs());
   ASSERT_FALSE(host.dirs().empty());
   std::set<std::string> names;
-  for (const auto& p : host.List()) names.insert(std::string(p.kind == RS_PLUGIN_POLICY ? "policy:" : "cache:") + p.name);
+  for (const auto& p : host.List()) names.insert(std::string(PluginKindName(p.kind)) + ":" + p.name);
   for (const char* n : {"policy:fcfs", "policy:lpm", "policy:dfs-weight", "policy:lof", "policy:random",
-                        "policy:priority", "cache:radix", "cache:chunk"})
+                        "policy:priority", "cache:radix", "cache:chunk", "routing:round-robin",
+                        "routing:shortest-queue", "routing:cache-aware"})
     EXPECT_TRUE(names.count(n)) << n << " not found in " << host.dirs()[0];
 }
 
