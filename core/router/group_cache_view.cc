@@ -6,40 +6,10 @@ namespace radixserve::router {
 
 GroupCacheView::GroupCacheView(int32_t num_groups) : num_groups_(std::clamp(num_groups, 1, kMaxGroups)) {}
 
-int32_t GroupCacheView::Child(int32_t node, int32_t token) const {
-  for (int32_t c = nodes_[node].first_child; c >= 0; c = nodes_[c].next_sibling)
-    if (nodes_[c].token == token) return c;
-  return -1;
-}
-
-int32_t GroupCacheView::AddChild(int32_t parent, int32_t token) {
-  int32_t id;
-  if (!free_.empty()) {
-    id = free_.back();
-    free_.pop_back();
-  } else {
-    id = static_cast<int32_t>(nodes_.size());
-    nodes_.emplace_back();
-  }
-  Node& n = nodes_[id];
-  n = Node{};
-  n.token = token;
-  n.parent = parent;
-  if (parent >= 0) {
-    n.next_sibling = nodes_[parent].first_child;
-    nodes_[parent].first_child = id;
-  }
-  return id;
-}
-
 void GroupCacheView::Prune(int32_t node) {
-  while (node >= 0 && nodes_[node].parent >= 0 && nodes_[node].groups == 0 && nodes_[node].first_child < 0) {
-    const int32_t parent = nodes_[node].parent;
-    int32_t* link = &nodes_[parent].first_child;
-    while (*link != node) link = &nodes_[*link].next_sibling;
-    *link = nodes_[node].next_sibling;
-    nodes_[node].parent = -2;  // freed: a second Prune of it stops at once
-    free_.push_back(node);
+  while (node >= 0 && trie_[node].parent >= 0 && trie_[node].value == 0 && trie_[node].first_child < 0) {
+    const int32_t parent = trie_[node].parent;
+    trie_.Remove(node);  // a second Prune of it stops at once
     node = parent;
   }
 }
@@ -52,12 +22,13 @@ void GroupCacheView::Clear(int32_t group) {
   while (!stack.empty()) {
     const int32_t n = stack.back();
     stack.pop_back();
-    if (nodes_[n].parent >= 0 && (nodes_[n].groups & bit) == 0) continue;  // prefix-closed: nothing below
-    nodes_[n].groups &= ~bit;
-    if (nodes_[n].groups == 0 && nodes_[n].parent >= 0) emptied.push_back(n);
-    for (int32_t c = nodes_[n].first_child; c >= 0; c = nodes_[c].next_sibling) stack.push_back(c);
+    if (trie_[n].parent >= 0 && (trie_[n].value & bit) == 0) continue;  // prefix-closed: nothing below
+    trie_[n].value &= ~bit;
+    if (trie_[n].value == 0 && trie_[n].parent >= 0) emptied.push_back(n);
+    for (int32_t c = trie_[n].first_child; c >= 0; c = trie_[c].next_sibling) stack.push_back(c);
   }
-  for (auto it = emptied.rbegin(); it != emptied.rend(); ++it) Prune(*it);  // deepest first
+  for (auto it = emptied.rbegin(); it != emptied.rend(); ++it)
+    if (!trie_.removed(*it)) Prune(*it);  // deepest first
   cached_[static_cast<size_t>(group)] = 0;
 }
 
@@ -71,16 +42,16 @@ void GroupCacheView::Apply(int32_t group, const sched::CacheEvent& e) {
   auto it = roots_.find(e.ns);
   if (it == roots_.end()) {
     if (e.kind == sched::CacheEvent::Kind::kRemoved) return;  // nothing of it was known
-    it = roots_.emplace(std::string(e.ns), AddChild(-1, 0)).first;
+    it = roots_.emplace(std::string(e.ns), trie_.Add(-1, 0)).first;
   }
   int32_t node = it->second;
   const size_t changed_from = e.tokens.size() - std::min<size_t>(e.tokens.size(), static_cast<size_t>(e.changed));
   if (e.kind == sched::CacheEvent::Kind::kStored) {
     for (size_t i = 0; i < e.tokens.size(); ++i) {
-      int32_t c = Child(node, e.tokens[i]);
-      if (c < 0) c = AddChild(node, e.tokens[i]);
-      if ((nodes_[c].groups & bit) == 0) {
-        nodes_[c].groups |= bit;
+      int32_t c = trie_.Child(node, e.tokens[i]);
+      if (c < 0) c = trie_.Add(node, e.tokens[i]);
+      if ((trie_[c].value & bit) == 0) {
+        trie_[c].value |= bit;
         ++cached_[static_cast<size_t>(group)];
       }
       node = c;
@@ -90,14 +61,14 @@ void GroupCacheView::Apply(int32_t group, const sched::CacheEvent& e) {
   // kRemoved: the group no longer holds the tail [changed_from, end) of this key.
   std::vector<int32_t> path;
   for (size_t i = 0; i < e.tokens.size(); ++i) {
-    node = Child(node, e.tokens[i]);
+    node = trie_.Child(node, e.tokens[i]);
     if (node < 0) break;
     path.push_back(node);
   }
   for (size_t i = path.size(); i-- > changed_from;) {
-    Node& n = nodes_[path[i]];
-    if (n.groups & bit) {
-      n.groups &= ~bit;
+    uint64_t& groups = trie_[path[i]].value;
+    if (groups & bit) {
+      groups &= ~bit;
       --cached_[static_cast<size_t>(group)];
     }
   }
@@ -111,9 +82,9 @@ void GroupCacheView::Match(std::string_view ns, std::span<const int32_t> tokens,
   int32_t node = it->second;
   uint64_t alive = num_groups_ >= 64 ? ~uint64_t(0) : (uint64_t(1) << num_groups_) - 1;
   for (size_t i = 0; i < tokens.size() && alive != 0; ++i) {
-    node = Child(node, tokens[i]);
+    node = trie_.Child(node, tokens[i]);
     if (node < 0) break;
-    alive &= nodes_[node].groups;
+    alive &= trie_[node].value;
     for (int32_t g = 0; g < num_groups_ && static_cast<size_t>(g) < match_len.size(); ++g)
       if (alive & (uint64_t(1) << g)) match_len[g] = static_cast<int32_t>(i + 1);
   }

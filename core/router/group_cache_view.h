@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/router/token_trie.h"
 #include "core/scheduler/cache_event.h"
 
 namespace radixserve::router {
@@ -32,28 +33,18 @@ class GroupCacheView {
   void Match(std::string_view ns, std::span<const int32_t> tokens, std::span<int32_t> match_len) const;
   // Tokens held by group g, over all namespaces.
   int64_t cached_tokens(int32_t g) const { return cached_[static_cast<size_t>(g)]; }
-  size_t num_nodes() const { return nodes_.size() - free_.size(); }
+  size_t num_nodes() const { return trie_.size(); }
 
  private:
-  struct Node {
-    int32_t token = 0;
-    int32_t parent = -1;
-    int32_t first_child = -1;
-    int32_t next_sibling = -1;
-    uint64_t groups = 0;
-  };
+  void Prune(int32_t node);  // drops node and its childless, groupless ancestors
+  void Clear(int32_t group);
+
   struct NameHash {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
   };
-  int32_t Child(int32_t node, int32_t token) const;
-  int32_t AddChild(int32_t parent, int32_t token);
-  void Prune(int32_t node);  // drops node and its childless, groupless ancestors
-  void Clear(int32_t group);
-
   int32_t num_groups_;
-  std::vector<Node> nodes_;
-  std::vector<int32_t> free_;
+  TokenTrie<uint64_t> trie_;  // payload: the groups (a bit each) whose cache holds the path
   std::unordered_map<std::string, int32_t, NameHash, std::equal_to<>> roots_;
   std::array<int64_t, kMaxGroups> cached_{};
 };

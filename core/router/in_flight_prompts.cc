@@ -7,37 +7,6 @@ std::string RootKey(int32_t group, std::string_view ns) { return std::to_string(
 
 InFlightPrompts::InFlightPrompts(int32_t num_groups) : num_groups_(num_groups) {}
 
-int32_t InFlightPrompts::Child(int32_t node, int32_t token) const {
-  for (int32_t c = nodes_[node].first_child; c >= 0; c = nodes_[c].next_sibling)
-    if (nodes_[c].token == token) return c;
-  return -1;
-}
-
-int32_t InFlightPrompts::NewNode(int32_t parent, int32_t token) {
-  int32_t id;
-  if (!free_.empty()) {
-    id = free_.back();
-    free_.pop_back();
-  } else {
-    id = static_cast<int32_t>(nodes_.size());
-    nodes_.emplace_back();
-  }
-  nodes_[id] = Node{token, parent, -1, -1, 0};
-  if (parent >= 0) {
-    nodes_[id].next_sibling = nodes_[parent].first_child;
-    nodes_[parent].first_child = id;
-  }
-  return id;
-}
-
-void InFlightPrompts::Unlink(int32_t node) {
-  const int32_t parent = nodes_[node].parent;
-  int32_t* link = &nodes_[parent].first_child;
-  while (*link != node) link = &nodes_[*link].next_sibling;
-  *link = nodes_[node].next_sibling;
-  free_.push_back(node);
-}
-
 int32_t InFlightPrompts::Root(int32_t group, std::string_view ns) const {
   auto it = roots_.find(RootKey(group, ns));
   return it == roots_.end() ? -1 : it->second;
@@ -46,12 +15,12 @@ int32_t InFlightPrompts::Root(int32_t group, std::string_view ns) const {
 void InFlightPrompts::Add(int32_t group, std::string_view ns, std::span<const int32_t> tokens) {
   if (group < 0 || group >= num_groups_) return;
   int32_t node = Root(group, ns);
-  if (node < 0) node = roots_[RootKey(group, ns)] = NewNode(-1, 0);
-  ++nodes_[node].count;
+  if (node < 0) node = roots_[RootKey(group, ns)] = trie_.Add(-1, 0);
+  ++trie_[node].value;
   for (int32_t t : tokens) {
-    int32_t c = Child(node, t);
-    if (c < 0) c = NewNode(node, t);
-    ++nodes_[c].count;
+    int32_t c = trie_.Child(node, t);
+    if (c < 0) c = trie_.Add(node, t);
+    ++trie_[c].value;
     node = c;
   }
 }
@@ -61,19 +30,15 @@ void InFlightPrompts::Remove(int32_t group, std::string_view ns, std::span<const
   if (root < 0) return;
   std::vector<int32_t> path = {root};
   for (int32_t t : tokens) {
-    const int32_t c = Child(path.back(), t);
+    const int32_t c = trie_.Child(path.back(), t);
     if (c < 0) return;  // never added: nothing to remove
     path.push_back(c);
   }
-  // Deepest first, so that a node is unlinked only after its emptied children.
+  // Deepest first: a node's count is at most its parent's, so emptied nodes have no children left.
   for (size_t i = path.size(); i-- > 0;) {
-    if (--nodes_[path[i]].count > 0) continue;
-    if (i == 0) {
-      roots_.erase(RootKey(group, ns));
-      free_.push_back(path[0]);
-    } else {
-      Unlink(path[i]);
-    }
+    if (--trie_[path[i]].value > 0) continue;
+    if (i == 0) roots_.erase(RootKey(group, ns));
+    trie_.Remove(path[i]);
   }
 }
 
@@ -82,7 +47,7 @@ int32_t InFlightPrompts::Match(int32_t group, std::string_view ns, std::span<con
   if (node < 0) return 0;
   int32_t n = 0;
   for (int32_t t : tokens) {
-    node = Child(node, t);
+    node = trie_.Child(node, t);
     if (node < 0) break;
     ++n;
   }

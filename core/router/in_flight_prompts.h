@@ -13,6 +13,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/router/token_trie.h"
+
 namespace radixserve::router {
 
 class InFlightPrompts {
@@ -23,24 +25,13 @@ class InFlightPrompts {
   void Remove(int32_t group, std::string_view ns, std::span<const int32_t> tokens);
   // The longest prefix of `tokens` shared with a prompt in flight in `group`.
   int32_t Match(int32_t group, std::string_view ns, std::span<const int32_t> tokens) const;
-  size_t num_nodes() const { return nodes_.size() - free_.size(); }
+  size_t num_nodes() const { return trie_.size(); }
 
  private:
-  struct Node {
-    int32_t token = 0;
-    int32_t parent = -1;
-    int32_t first_child = -1;
-    int32_t next_sibling = -1;
-    int32_t count = 0;  // prompts in flight through this node
-  };
-  int32_t Child(int32_t node, int32_t token) const;
-  int32_t NewNode(int32_t parent, int32_t token);
-  void Unlink(int32_t node);
   int32_t Root(int32_t group, std::string_view ns) const;  // -1 when none
 
   const int32_t num_groups_;
-  std::vector<Node> nodes_;
-  std::vector<int32_t> free_;
+  TokenTrie<int32_t> trie_;  // payload: prompts in flight through the node
   std::unordered_map<std::string, int32_t> roots_;  // "<group>/<ns>" -> root node
 };
 

@@ -14,6 +14,7 @@
 #include <map>
 #include <thread>
 
+#include "tests/launch_e2e/launch_environment.h"
 #include "tests/launch_e2e/launcher.h"
 #include "tests/launch_e2e/requests.h"
 #include "tests/pipeline/pipeline_fixture.h"
@@ -27,29 +28,12 @@ using pipeline_test::HttpReply;
 using pipeline_test::PostJson;
 using pipeline_test::WaitFor;
 
-class DpEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override {
-    launcher_ = std::make_unique<Launcher>();
-    Status s = launcher_->Start(LaunchOf(LaunchDir() + "/dp2.yaml",
-                                         {"model:=" + pipeline_test::Stories260K(), "routing:=round-robin",
-                                          "port:=" + std::to_string(pipeline_test::PickFreePort())}));
-    ASSERT_TRUE(s.ok()) << s.message();
+class DpEnvironment : public LaunchEnvironment {
+ protected:
+  LauncherOptions Options() override {
+    return LaunchOf(LaunchDir() + "/dp2.yaml", {"model:=" + pipeline_test::Stories260K(), "routing:=round-robin",
+                                                "port:=" + std::to_string(pipeline_test::PickFreePort())});
   }
-  void TearDown() override {
-    if (!launcher_) return;
-    launcher_->Signal(SIGTERM);
-    std::optional<int> st = launcher_->WaitExit(std::chrono::seconds(60));
-    EXPECT_TRUE(st && WIFEXITED(*st) && WEXITSTATUS(*st) == 0) << launcher_->Output();
-    EXPECT_EQ(launcher_->Leftovers(), "");
-    if (::testing::UnitTest::GetInstance()->Failed())
-      std::fprintf(stderr, "launcher output:\n%s\n", launcher_->Output().c_str());
-    launcher_.reset();
-  }
-  Launcher& launcher() { return *launcher_; }
-
- private:
-  std::unique_ptr<Launcher> launcher_;
 };
 
 DpEnvironment* const g_env = static_cast<DpEnvironment*>(::testing::AddGlobalTestEnvironment(new DpEnvironment));
