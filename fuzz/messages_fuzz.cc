@@ -130,6 +130,19 @@ void Run(int kind, const uint8_t* buf, size_t size) {
     case 7:
       if (auto m = t::ValidateControl(buf, size); m.ok()) Touch<uint8_t>(*m, (*m)->payload, size);
       break;
+    case 8:
+      if (auto m = t::ValidateCacheEvents(buf, size); m.ok()) {
+        Touch<t::CacheEventWire>(*m, (*m)->events, size);
+        auto tokens = t::ArrayOf<int32_t>(*m, (*m)->tokens);
+        auto ns = t::ArrayOf<char>(*m, (*m)->ns_bytes);
+        for (const t::CacheEventWire& e : t::ArrayOf<t::CacheEventWire>(*m, (*m)->events)) {
+          uint64_t x = 0;
+          for (int32_t id : tokens.subspan(e.tokens_offset, e.tokens_count)) x += static_cast<uint32_t>(id);
+          for (char c : ns.subspan(e.ns_offset, e.ns_len)) x += static_cast<uint8_t>(c);
+          g_sink = g_sink + x;
+        }
+      }
+      break;
   }
 }
 
@@ -137,7 +150,7 @@ void Run(int kind, const uint8_t* buf, size_t size) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 2) return 0;
-  const int kind = data[0] % 8;
+  const int kind = data[0] % 9;
   const bool fix = data[1] & 1;
   size -= 2;
   // An exact-size heap buffer (8-aligned by new), so that ASan flags any read past the chunk.
@@ -153,6 +166,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       case 5: FixHeader<t::BatchStrOutMsg>(buf.get(), size); break;
       case 6: FixHeader<t::NodeStatusMsg>(buf.get(), size); break;
       case 7: FixHeader<t::ControlMsg>(buf.get(), size); break;
+      case 8: FixHeader<t::CacheEventsMsg>(buf.get(), size); break;
     }
   }
   Run(kind, buf.get(), size);
