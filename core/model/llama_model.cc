@@ -43,7 +43,13 @@ Result<std::unique_ptr<LlamaModel>> LlamaModel::Load(std::shared_ptr<const gguf:
   m->file_ = std::move(file);
   m->kv_type_ = options.kv_type;
   RS_ASSIGN_OR_RETURN(m->config_, LlamaConfig::FromGguf(*m->file_));
+  m->collective_ = options.collective;
+  const int rank = m->collective_ ? m->collective_->rank() : 0, size = m->collective_ ? m->collective_->size() : 1;
+  RS_ASSIGN_OR_RETURN(m->shard_, TpShard::For(m->config_, rank, size));
+  m->kv_config_ = m->config_;
+  m->kv_config_.num_kv_heads = m->shard_.kv_heads;
   RS_RETURN_IF_ERROR(m->LoadWeights());
+  if (size > 1) RS_RETURN_IF_ERROR(m->ShardWeights());
   // OpenBLAS runs single-threaded inside our pool's tasks (see matmul.h).
   kernels::SetBlasThreads(1);
   m->pool_ = std::make_unique<kernels::ThreadPool>(options.num_threads);
@@ -121,11 +127,56 @@ Status LlamaModel::LoadWeights() {
   return Status::Ok();
 }
 
+namespace {
+// Columns [begin, begin + count) of every row of `w`, copied into `storage` (a shard that a
+// rank owns); the range must fall on the type's block boundaries.
+Result<WeightView> ColumnShard(const WeightView& w, int64_t begin, int64_t count, std::vector<uint8_t>* storage,
+                               const std::string& what) {
+  const kernels::WeightTypeInfo info = kernels::GetWeightTypeInfo(w.type);
+  if (begin % info.block_elems != 0 || count % info.block_elems != 0)
+    return Status::InvalidArgument(what + ": columns [" + std::to_string(begin) + ", " + std::to_string(begin + count) +
+                                   ") do not fall on its " + std::to_string(info.block_elems) +
+                                   "-element blocks; choose a tensor-parallel size that does");
+  const int64_t offset = begin / info.block_elems * info.block_bytes;
+  const int64_t bytes = count / info.block_elems * info.block_bytes;
+  storage->resize(static_cast<size_t>(w.rows * bytes));
+  for (int64_t r = 0; r < w.rows; ++r)
+    std::memcpy(storage->data() + r * bytes, static_cast<const uint8_t*>(w.data) + r * w.row_bytes() + offset,
+                static_cast<size_t>(bytes));
+  return WeightView{w.type, storage->data(), w.rows, count};
+}
+
+std::vector<float> Slice(const std::vector<float>& v, int64_t begin, int64_t count) {
+  return v.empty() ? v : std::vector<float>(v.begin() + begin, v.begin() + begin + count);
+}
+}  // namespace
+
+Status LlamaModel::ShardWeights() {
+  const TpShard& s = shard_;
+  const int64_t hd = config_.head_dim;
+  const int64_t q0 = s.q_head_begin * hd, qn = s.q_heads * hd, k0 = s.kv_head_begin * hd, kn = s.kv_heads * hd;
+  for (int l = 0; l < config_.num_layers; ++l) {
+    Layer& L = layers_[l];
+    const std::string name = "blk." + std::to_string(l) + ".";
+    L.wq = L.wq.Rows(q0, qn);
+    L.wk = L.wk.Rows(k0, kn);
+    L.wv = L.wv.Rows(k0, kn);
+    L.bq = Slice(L.bq, q0, qn);
+    L.bk = Slice(L.bk, k0, kn);
+    L.bv = Slice(L.bv, k0, kn);
+    RS_ASSIGN_OR_RETURN(L.wo, ColumnShard(L.wo, q0, qn, &L.wo_shard, name + "attn_output.weight"));
+    L.w_gate = L.w_gate.Rows(s.ffn_begin, s.ffn_dim);
+    L.w_up = L.w_up.Rows(s.ffn_begin, s.ffn_dim);
+    RS_ASSIGN_OR_RETURN(L.w_down, ColumnShard(L.w_down, s.ffn_begin, s.ffn_dim, &L.down_shard, name + "ffn_down.weight"));
+  }
+  return Status::Ok();
+}
+
 Status LlamaModel::Validate(std::span<const SequenceInput> seqs, const KvCache& kv, std::span<float> logits,
                             const ForwardOptions& options, int64_t* total_tokens) const {
   const LlamaConfig& c = config_;
   if (seqs.empty()) return Status::InvalidArgument("Forward: empty batch");
-  if (kv.num_layers() != c.num_layers || kv.kv_dim() != c.kv_dim())
+  if (kv.num_layers() != c.num_layers || kv.kv_dim() != kv_config_.kv_dim())
     return Status::InvalidArgument("Forward: KV cache shape does not match the model");
   int64_t total = 0;
   for (size_t s = 0; s < seqs.size(); ++s) {
@@ -162,20 +213,22 @@ Status LlamaModel::Validate(std::span<const SequenceInput> seqs, const KvCache& 
 void LlamaModel::Attention(int layer, std::span<const SequenceInput> seqs, KvCache& kv, int64_t T) {
   const LlamaConfig& c = config_;
   Workspace& ws = *ws_;
-  const int group = c.num_heads / c.num_kv_heads;
+  const int group = shard_.group();
+  const int kv_heads = shard_.kv_heads;
+  const int64_t qd = int64_t{shard_.q_heads} * c.head_dim;
   const int hd = c.head_dim;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   const kernels::KvLayerView view = kv.Layer(layer);
   const float* q = ws.q.data();
   float* out = ws.attn.data();
-  pool_->ParallelFor(T * c.num_kv_heads, [&](int64_t task, int thread) {
-    const int64_t t = task / c.num_kv_heads;
-    const int h = static_cast<int>(task % c.num_kv_heads);
+  pool_->ParallelFor(T * kv_heads, [&](int64_t task, int thread) {
+    const int64_t t = task / kv_heads;
+    const int h = static_cast<int>(task % kv_heads);
     const SequenceInput& in = seqs[ws.token_seq[t]];
     const int64_t n_keys = ws.token_pos[t] + 1;
     // A sliding window keeps the keys with pos_q - pos_k < window.
     const int64_t first = c.sliding_window > 0 ? std::max<int64_t>(0, n_keys - c.sliding_window) : 0;
-    const int64_t off = t * c.q_dim() + static_cast<int64_t>(h) * group * hd;
+    const int64_t off = t * qd + static_cast<int64_t>(h) * group * hd;
     kernels::AttendSlots(q + off, group, view, h, in.slots.data() + first, n_keys - first, hd, scale,
                          ws.scores[thread].data(), out + off);
   });
@@ -188,7 +241,9 @@ Status LlamaModel::Forward(std::span<const SequenceInput> seqs, KvCache& kv, std
   const LlamaConfig& c = config_;
   Workspace& ws = *ws_;
   const int64_t S = static_cast<int64_t>(seqs.size());
-  const int64_t dim = c.dim, qd = c.q_dim(), kvd = c.kv_dim(), ffn = c.ffn_dim;
+  // This rank's heads and FFN columns (all of them without tensor parallelism).
+  const int64_t dim = c.dim, qd = int64_t{shard_.q_heads} * c.head_dim, kvd = kv_config_.kv_dim(), ffn = shard_.ffn_dim;
+  const int q_heads = shard_.q_heads, kv_heads = shard_.kv_heads;
   const int half_rot = c.rope_dim / 2;
 
   float* x = Workspace::Ensure(ws.x, T * dim);
@@ -206,7 +261,7 @@ Status LlamaModel::Forward(std::span<const SequenceInput> seqs, KvCache& kv, std
   int64_t max_keys = 0;
   for (const SequenceInput& in : seqs)
     max_keys = std::max<int64_t>(max_keys, in.cached_len + static_cast<int64_t>(in.new_tokens.size()));
-  for (auto& s : ws.scores) Workspace::Ensure(s, max_keys * (c.num_heads / c.num_kv_heads));
+  for (auto& s : ws.scores) Workspace::Ensure(s, max_keys * shard_.group());
 
   // Per-token bookkeeping, embeddings and rotary angles.
   int64_t t = 0;
@@ -257,13 +312,14 @@ Status LlamaModel::Forward(std::span<const SequenceInput> seqs, KvCache& kv, std
           kernels::Axpy(1.0f, L.bk.data(), k + i * kvd, kvd);
           kernels::Axpy(1.0f, L.bv.data(), v + i * kvd, kvd);
         }
-        rope(q + i * qd, c.num_heads, c.head_dim, c.rope_dim, cs);
-        rope(k + i * kvd, c.num_kv_heads, c.head_dim, c.rope_dim, cs);
+        rope(q + i * qd, q_heads, c.head_dim, c.rope_dim, cs);
+        rope(k + i * kvd, kv_heads, c.head_dim, c.rope_dim, cs);
         kv.Write(l, token_slot[i], k + i * kvd, v + i * kvd);
       }
     });
     Attention(l, seqs, kv, T);
     kernels::MatMul(L.wo, ws.attn.data(), T, xn, mm, pool);
+    if (collective_) RS_RETURN_IF_ERROR(collective_->AllReduceSum(xn, T * dim));  // the ranks' head sums
     for_tokens([&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
         kernels::Axpy(1.0f, xn + i * dim, x + i * dim, dim);  // residual
@@ -274,6 +330,7 @@ Status LlamaModel::Forward(std::span<const SequenceInput> seqs, KvCache& kv, std
     kernels::MatMulShared(gate_up, xn, T, mm, pool);
     for_tokens([&](int64_t b, int64_t e) { activation(gate + b * ffn, up + b * ffn, gate + b * ffn, (e - b) * ffn); });
     kernels::MatMul(L.w_down, gate, T, xn, mm, pool);
+    if (collective_) RS_RETURN_IF_ERROR(collective_->AllReduceSum(xn, T * dim));  // the ranks' FFN sums
     const float* next_norm = l + 1 < c.num_layers ? layers_[l + 1].attn_norm.data() : nullptr;
     for_tokens([&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {

@@ -27,6 +27,7 @@
 #include "core/gguf/gguf_reader.h"
 #include "core/model/kv_cache.h"
 #include "core/model/llama_config.h"
+#include "core/model/tensor_parallel.h"
 #include "core/util/status.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/thread_pool.h"
@@ -36,6 +37,10 @@ namespace radixserve::model {
 struct ModelOptions {
   int num_threads = 2;            // compute threads (the caller's thread counts as one)
   KvType kv_type = KvType::kF32;  // element type of caches made by CreateKvCache
+  // Tensor parallelism (tensor_parallel.h): this rank's collective; the model then holds and
+  // computes only its rank's shard, and its KV cache only its K/V heads. Null: the whole model.
+  // Not owned; it must outlive the model.
+  Collective* collective = nullptr;
 };
 
 struct SequenceInput {
@@ -59,10 +64,11 @@ class LlamaModel {
   const LlamaConfig& config() const { return config_; }
   int num_threads() const { return pool_->num_threads(); }
 
-  // A KV cache shaped for this model, of ModelOptions::kv_type.
+  // A KV cache shaped for this model (this rank's K/V heads), of ModelOptions::kv_type.
   Result<std::unique_ptr<KvCache>> CreateKvCache(int64_t num_slots) const {
-    return KvCache::Create(config_, num_slots, kv_type_);
+    return KvCache::Create(kv_config_, num_slots, kv_type_);
   }
+  const TpShard& shard() const { return shard_; }
 
   // Runs the batch; see the class comment. Invalid inputs give InvalidArgument
   // and leave the KV cache untouched.
@@ -74,17 +80,22 @@ class LlamaModel {
     std::vector<float> attn_norm, ffn_norm;
     std::vector<float> bq, bk, bv;  // empty unless config().attention_bias
     kernels::WeightView wq, wk, wv, wo, w_gate, w_up, w_down;
+    std::vector<uint8_t> wo_shard, down_shard;  // this rank's columns of wo and w_down (tensor parallel)
   };
   struct Workspace;
 
   LlamaModel() = default;
   Status LoadWeights();
+  Status ShardWeights();  // keeps this rank's part of each layer
   Status Validate(std::span<const SequenceInput> seqs, const KvCache& kv, std::span<float> logits,
                   const ForwardOptions& options, int64_t* total_tokens) const;
   void Attention(int layer, std::span<const SequenceInput> seqs, KvCache& kv, int64_t total_tokens);
 
   std::shared_ptr<const gguf::GgufFile> file_;
   LlamaConfig config_;
+  LlamaConfig kv_config_;  // config_ with this rank's K/V heads: the shape of its KV cache
+  TpShard shard_;
+  Collective* collective_ = nullptr;
   KvType kv_type_ = KvType::kF32;
   kernels::WeightView token_embd_, output_;
   std::vector<float> output_norm_;

@@ -1,0 +1,139 @@
+// Tensor parallelism of the forward pass (core/model/tensor_parallel.h): each rank holds its
+// heads and FFN columns, the ranks all-reduce the two projections, and the greedy tokens of a
+// two-sequence batch are those of the whole model, for stories260K and llama.cpp's reference
+// files (llama, llama-3 rope, qwen2 with biases, phi3 with fused tensors, gemma), at tp 2 and 4
+// where the model divides; every rank computes the same logits, bit for bit. Sizes a model does
+// not divide are refused with a message saying why. Ranks are threads here (ThreadCollectives).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <thread>
+
+#include "core/model/llama_model.h"
+
+namespace radixserve::model {
+namespace {
+
+const std::string kShared = RADIXSERVE_SHARED_DIR;
+
+std::shared_ptr<const gguf::GgufFile> Open(const std::string& path) {
+  auto f = gguf::GgufFile::Open(path);
+  EXPECT_TRUE(f.ok()) << path << ": " << f.status().ToString();
+  return f.ok() ? std::shared_ptr<const gguf::GgufFile>(std::move(f).value()) : nullptr;
+}
+
+struct RankRun {
+  std::vector<std::vector<int32_t>> ids;  // per sequence
+  std::vector<float> last_logits;         // of the last step, both sequences
+};
+
+// Greedy decoding of two sequences in one batch per step (the second starts as a longer prompt).
+Status Greedy(LlamaModel& m, int steps, RankRun* out) {
+  const int32_t vocab = m.config().vocab_size;
+  std::vector<std::vector<int32_t>> next = {{1, 7 % vocab, 42 % vocab, 99 % vocab},
+                                            {1, 3 % vocab, 5 % vocab, 8 % vocab, 13 % vocab, 21 % vocab}};
+  const int64_t cap = 64;
+  RS_ASSIGN_OR_RETURN(auto kv, m.CreateKvCache(2 * cap));
+  std::vector<std::vector<int32_t>> slots(2);
+  for (int s = 0; s < 2; ++s)
+    for (int64_t i = 0; i < cap; ++i) slots[s].push_back(static_cast<int32_t>(s * cap + i));
+  std::vector<int32_t> cached(2, 0);
+  out->ids.assign(2, {});
+  out->last_logits.assign(2 * static_cast<size_t>(vocab), 0.0f);
+  for (int step = 0; step < steps; ++step) {
+    std::vector<SequenceInput> in(2);
+    for (int s = 0; s < 2; ++s)
+      in[s] = {cached[s], next[s], std::span<const int32_t>(slots[s].data(), cached[s] + next[s].size())};
+    RS_RETURN_IF_ERROR(m.Forward(in, *kv, out->last_logits));
+    for (int s = 0; s < 2; ++s) {
+      cached[s] += static_cast<int32_t>(next[s].size());
+      const float* row = out->last_logits.data() + static_cast<size_t>(s) * vocab;
+      next[s] = {static_cast<int32_t>(std::max_element(row, row + vocab) - row)};
+      out->ids[s].push_back(next[s][0]);
+    }
+  }
+  return Status::Ok();
+}
+
+// The ranks of a tp-size group as threads; each loads its shard and decodes.
+Status RunRanks(const std::shared_ptr<const gguf::GgufFile>& file, int tp, int steps, std::vector<RankRun>* runs) {
+  auto collectives = MakeThreadCollectives(tp);
+  runs->assign(tp, {});
+  std::vector<Status> status(tp);
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < tp; ++r)
+    ranks.emplace_back([&, r] {
+      ModelOptions o;
+      o.num_threads = 1;
+      o.collective = collectives[r].get();
+      auto m = LlamaModel::Load(file, o);
+      if (!m.ok()) {
+        status[r] = m.status();
+        return;
+      }
+      status[r] = Greedy(**m, steps, &(*runs)[r]);
+    });
+  for (auto& t : ranks) t.join();
+  for (const Status& s : status) RS_RETURN_IF_ERROR(s);
+  return Status::Ok();
+}
+
+void ExpectSameAsTheWholeModel(const std::string& path, std::vector<int> sizes) {
+  SCOPED_TRACE(path);
+  auto file = Open(path);
+  ASSERT_TRUE(file);
+  constexpr int kSteps = 12;
+  ModelOptions whole;
+  whole.num_threads = 1;
+  auto m = LlamaModel::Load(file, whole);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  RankRun reference;
+  ASSERT_TRUE(Greedy(**m, kSteps, &reference).ok());
+  for (int tp : sizes) {
+    std::vector<RankRun> runs;
+    Status s = RunRanks(file, tp, kSteps, &runs);
+    ASSERT_TRUE(s.ok()) << "tp " << tp << ": " << s.ToString();
+    float max_diff = 0;
+    for (size_t i = 0; i < reference.last_logits.size(); ++i)
+      max_diff = std::max(max_diff, std::fabs(runs[0].last_logits[i] - reference.last_logits[i]));
+    std::printf("%s tp %d: greedy ids %s; last logits within %.3g of the whole model's\n", path.c_str(), tp,
+                runs[0].ids == reference.ids ? "equal" : "DIFFER", max_diff);
+    for (int r = 0; r < tp; ++r) {
+      EXPECT_EQ(runs[r].ids, reference.ids) << "tp " << tp << " rank " << r;
+      EXPECT_EQ(runs[r].last_logits, runs[0].last_logits) << "tp " << tp << ": rank " << r << " differs from rank 0";
+    }
+  }
+}
+
+TEST(TensorParallel, Stories260KGivesTheWholeModelsGreedyTokensAtTp2AndTp4) {
+  ExpectSameAsTheWholeModel(kShared + "/models/stories260K.gguf", {2, 4});
+}
+
+TEST(TensorParallel, ReferenceFilesGiveTheWholeModelsGreedyTokens) {
+  for (const char* f : {"a_llama.F32", "a_llama.Q8_0", "b_llama3rope.F32", "c_qwen2.F32", "d_phi3.F32", "e_gemma.F32"})
+    ExpectSameAsTheWholeModel(kShared + "/models/ref/models/" + std::string(f) + ".gguf", {2});
+  // Four ranks over a_llama's two K/V heads: each K/V head is held by two ranks.
+  ExpectSameAsTheWholeModel(kShared + "/models/ref/models/a_llama.Q8_0.gguf", {4});
+}
+
+TEST(TensorParallel, SizesTheModelDoesNotDivideAreRefusedWithTheReason) {
+  auto file = Open(kShared + "/models/stories260K.gguf");
+  ASSERT_TRUE(file);
+  std::vector<RankRun> runs;
+  Status three = RunRanks(file, 3, 1, &runs);
+  EXPECT_EQ(three.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(three.message().find("query heads do not divide"), std::string::npos) << three.message();
+  // K-quant blocks are 256 columns: two of a_llama's four 64-wide heads are not a whole one.
+  auto k_quant = Open(kShared + "/models/ref/models/a_llama.Q4_K_M.gguf");
+  ASSERT_TRUE(k_quant);
+  Status two = RunRanks(k_quant, 2, 1, &runs);
+  EXPECT_EQ(two.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(two.message().find("blk.0.attn_output.weight: columns [0, 128) do not fall on its 256-element blocks"),
+            std::string::npos)
+      << two.message();
+}
+
+}  // namespace
+}  // namespace radixserve::model
