@@ -238,6 +238,7 @@ Status LlamaModel::Forward(std::span<const SequenceInput> seqs, KvCache& kv, std
                            const ForwardOptions& options) {
   int64_t T = 0;
   RS_RETURN_IF_ERROR(Validate(seqs, kv, logits, options, &T));
+  if (collective_) collective_->BeginStep(options.step);
   const LlamaConfig& c = config_;
   Workspace& ws = *ws_;
   const int64_t S = static_cast<int64_t>(seqs.size());

@@ -53,6 +53,8 @@ struct ForwardOptions {
   // false: logits are [num_seqs][vocab] for each sequence's last token.
   // true: logits are [total new tokens][vocab], sequences in order.
   bool all_logits = false;
+  // Tensor parallelism: the step's id, the same on every rank (the forward batch's id).
+  uint64_t step = 0;
 };
 
 class LlamaModel {

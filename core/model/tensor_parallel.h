@@ -43,6 +43,9 @@ class Collective {
   virtual ~Collective() = default;
   virtual int rank() const = 0;
   virtual int size() const = 0;
+  // Starts a step (one Forward call): every rank passes the same id, and the calls that follow are
+  // matched across ranks by (step, call number).
+  virtual void BeginStep(uint64_t step) {}
   // data[i] = the sum over ranks of their data[i], added in rank order, so that every rank gets
   // the same bits. `n` is the same on every rank.
   virtual Status AllReduceSum(float* data, int64_t n) = 0;

@@ -1,0 +1,63 @@
+// ShmCollective: the all-reduce of tensor-parallel ranks that are separate
+// processes on one machine, over a POSIX shared-memory segment the group
+// names. Rank 0 creates the segment (replacing a stale one), the others open
+// it, waiting up to the timeout for it.
+//
+// Each rank has two slots (alternating by call within a step) of `capacity`
+// floats and a stamp per slot: a call writes its part, stamps it with
+// (step, call), waits until every rank's slot carries the same stamp, sums
+// the parts in rank order and checks that no stamp moved while it read. A
+// rank may only reuse a slot after every rank has stamped the next call, so
+// two slots need no further handshake. Larger inputs go in chunks. A rank
+// that does not arrive within the timeout fails the call (the step), never
+// hangs it; a restarted rank joins at the next step (BeginStep).
+// Not thread-safe: one rank, one thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/model/tensor_parallel.h"
+
+namespace radixserve::model {
+
+class ShmCollective final : public Collective {
+ public:
+  static constexpr int64_t kDefaultCapacity = 1 << 18;  // floats per slot (1 MiB)
+
+  // `name`: the segment ("/radixserve_tp_<name>"); every rank of a group gives the same one.
+  static Result<std::unique_ptr<ShmCollective>> Open(const std::string& name, int rank, int size,
+                                                     std::chrono::milliseconds timeout,
+                                                     int64_t capacity = kDefaultCapacity);
+  ~ShmCollective() override;
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  // Numbers the calls of one step (a forward batch): every rank passes the same id.
+  // A rank other than 0 whose last call timed out looks for a new segment of a restarted rank 0.
+  void BeginStep(uint64_t step) override;
+  Status AllReduceSum(float* data, int64_t n) override;
+  // Seconds spent in AllReduceSum since the last Take (waiting for the other ranks included).
+  double TakeSeconds();
+
+ private:
+  struct Segment;
+  ShmCollective() = default;
+  Status ReduceChunk(float* data, int64_t n);
+  bool TryAttach();  // maps rank 0's segment if it is usable (and not the one mapped already)
+
+  std::string path_;
+  int rank_ = 0, size_ = 1;
+  int64_t capacity_ = 0;
+  std::chrono::milliseconds timeout_{0};
+  Segment* seg_ = nullptr;
+  size_t bytes_ = 0;
+  uint64_t step_ = 0, call_ = 0;
+  bool stale_ = false;
+  double seconds_ = 0;
+  std::unique_ptr<float[]> sum_;
+};
+
+}  // namespace radixserve::model
