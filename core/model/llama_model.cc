@@ -20,6 +20,7 @@ using kernels::WeightView;
 // Scratch of Forward; vectors only grow.
 struct LlamaModel::Workspace {
   std::vector<float> x, xn, q, k, v, attn, gate, up, last, cos_sin;
+  std::vector<float> gathered_in, part_out;  // tensor parallelism: a projection's inputs of all ranks, this rank's outputs
   std::vector<int32_t> token_seq, token_pos, token_slot, tokens;
   std::vector<std::vector<float>> scores;  // per thread
 
@@ -128,24 +129,6 @@ Status LlamaModel::LoadWeights() {
 }
 
 namespace {
-// Columns [begin, begin + count) of every row of `w`, copied into `storage` (a shard that a
-// rank owns); the range must fall on the type's block boundaries.
-Result<WeightView> ColumnShard(const WeightView& w, int64_t begin, int64_t count, std::vector<uint8_t>* storage,
-                               const std::string& what) {
-  const kernels::WeightTypeInfo info = kernels::GetWeightTypeInfo(w.type);
-  if (begin % info.block_elems != 0 || count % info.block_elems != 0)
-    return Status::InvalidArgument(what + ": columns [" + std::to_string(begin) + ", " + std::to_string(begin + count) +
-                                   ") do not fall on its " + std::to_string(info.block_elems) +
-                                   "-element blocks; choose a tensor-parallel size that does");
-  const int64_t offset = begin / info.block_elems * info.block_bytes;
-  const int64_t bytes = count / info.block_elems * info.block_bytes;
-  storage->resize(static_cast<size_t>(w.rows * bytes));
-  for (int64_t r = 0; r < w.rows; ++r)
-    std::memcpy(storage->data() + r * bytes, static_cast<const uint8_t*>(w.data) + r * w.row_bytes() + offset,
-                static_cast<size_t>(bytes));
-  return WeightView{w.type, storage->data(), w.rows, count};
-}
-
 std::vector<float> Slice(const std::vector<float>& v, int64_t begin, int64_t count) {
   return v.empty() ? v : std::vector<float>(v.begin() + begin, v.begin() + begin + count);
 }
@@ -155,19 +138,17 @@ Status LlamaModel::ShardWeights() {
   const TpShard& s = shard_;
   const int64_t hd = config_.head_dim;
   const int64_t q0 = s.q_head_begin * hd, qn = s.q_heads * hd, k0 = s.kv_head_begin * hd, kn = s.kv_heads * hd;
-  for (int l = 0; l < config_.num_layers; ++l) {
-    Layer& L = layers_[l];
-    const std::string name = "blk." + std::to_string(l) + ".";
+  for (Layer& L : layers_) {
     L.wq = L.wq.Rows(q0, qn);
     L.wk = L.wk.Rows(k0, kn);
     L.wv = L.wv.Rows(k0, kn);
     L.bq = Slice(L.bq, q0, qn);
     L.bk = Slice(L.bk, k0, kn);
     L.bv = Slice(L.bv, k0, kn);
-    RS_ASSIGN_OR_RETURN(L.wo, ColumnShard(L.wo, q0, qn, &L.wo_shard, name + "attn_output.weight"));
+    L.wo = L.wo.Rows(s.dim_begin, s.dim_part);
     L.w_gate = L.w_gate.Rows(s.ffn_begin, s.ffn_dim);
     L.w_up = L.w_up.Rows(s.ffn_begin, s.ffn_dim);
-    RS_ASSIGN_OR_RETURN(L.w_down, ColumnShard(L.w_down, s.ffn_begin, s.ffn_dim, &L.down_shard, name + "ffn_down.weight"));
+    L.w_down = L.w_down.Rows(s.dim_begin, s.dim_part);
   }
   return Status::Ok();
 }
@@ -232,6 +213,21 @@ void LlamaModel::Attention(int layer, std::span<const SequenceInput> seqs, KvCac
     kernels::AttendSlots(q + off, group, view, h, in.slots.data() + first, n_keys - first, hd, scale,
                          ws.scores[thread].data(), out + off);
   });
+}
+
+Status LlamaModel::Project(const WeightView& w, const float* in, int64_t in_cols, int64_t T, float* out) {
+  if (collective_ == nullptr) {
+    kernels::MatMul(w, in, T, out, *matmul_scratch_, *pool_);
+    return Status::Ok();
+  }
+  // Every rank's input columns, then this rank's output rows over all of them, then everyone's.
+  Workspace& ws = *ws_;
+  const int size = collective_->size();
+  float* full_in = Workspace::Ensure(ws.gathered_in, T * in_cols * size);
+  float* part = Workspace::Ensure(ws.part_out, T * w.rows);
+  RS_RETURN_IF_ERROR(collective_->AllGather(in, T, in_cols, full_in));
+  kernels::MatMul(w, full_in, T, part, *matmul_scratch_, *pool_);
+  return collective_->AllGather(part, T, w.rows, out);
 }
 
 Status LlamaModel::Forward(std::span<const SequenceInput> seqs, KvCache& kv, std::span<float> logits,
@@ -319,8 +315,7 @@ Status LlamaModel::Forward(std::span<const SequenceInput> seqs, KvCache& kv, std
       }
     });
     Attention(l, seqs, kv, T);
-    kernels::MatMul(L.wo, ws.attn.data(), T, xn, mm, pool);
-    if (collective_) RS_RETURN_IF_ERROR(collective_->AllReduceSum(xn, T * dim));  // the ranks' head sums
+    RS_RETURN_IF_ERROR(Project(L.wo, ws.attn.data(), qd, T, xn));
     for_tokens([&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
         kernels::Axpy(1.0f, xn + i * dim, x + i * dim, dim);  // residual
@@ -330,8 +325,7 @@ Status LlamaModel::Forward(std::span<const SequenceInput> seqs, KvCache& kv, std
     const kernels::MatMulOutput gate_up[] = {{&L.w_gate, gate}, {&L.w_up, up}};
     kernels::MatMulShared(gate_up, xn, T, mm, pool);
     for_tokens([&](int64_t b, int64_t e) { activation(gate + b * ffn, up + b * ffn, gate + b * ffn, (e - b) * ffn); });
-    kernels::MatMul(L.w_down, gate, T, xn, mm, pool);
-    if (collective_) RS_RETURN_IF_ERROR(collective_->AllReduceSum(xn, T * dim));  // the ranks' FFN sums
+    RS_RETURN_IF_ERROR(Project(L.w_down, gate, ffn, T, xn));
     const float* next_norm = l + 1 < c.num_layers ? layers_[l + 1].attn_norm.data() : nullptr;
     for_tokens([&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {

@@ -37,8 +37,9 @@ namespace radixserve::model {
 struct ModelOptions {
   int num_threads = 2;            // compute threads (the caller's thread counts as one)
   KvType kv_type = KvType::kF32;  // element type of caches made by CreateKvCache
-  // Tensor parallelism (tensor_parallel.h): this rank's collective; the model then holds and
-  // computes only its rank's shard, and its KV cache only its K/V heads. Null: the whole model.
+  // Tensor parallelism (tensor_parallel.h): this rank's collective; the model then computes only
+  // its rank's shard (the rows of each matrix it reads), and its KV cache holds only its K/V heads.
+  // Null: the whole model.
   // Not owned; it must outlive the model.
   Collective* collective = nullptr;
 };
@@ -82,7 +83,6 @@ class LlamaModel {
     std::vector<float> attn_norm, ffn_norm;
     std::vector<float> bq, bk, bv;  // empty unless config().attention_bias
     kernels::WeightView wq, wk, wv, wo, w_gate, w_up, w_down;
-    std::vector<uint8_t> wo_shard, down_shard;  // this rank's columns of wo and w_down (tensor parallel)
   };
   struct Workspace;
 
@@ -92,6 +92,9 @@ class LlamaModel {
   Status Validate(std::span<const SequenceInput> seqs, const KvCache& kv, std::span<float> logits,
                   const ForwardOptions& options, int64_t* total_tokens) const;
   void Attention(int layer, std::span<const SequenceInput> seqs, KvCache& kv, int64_t total_tokens);
+  // out (T x w's full output) = w x in; with tensor parallelism `in` holds this rank's in_cols of
+  // each row and `w` its output rows: the ranks gather inputs and outputs around the product.
+  Status Project(const kernels::WeightView& w, const float* in, int64_t in_cols, int64_t T, float* out);
 
   std::shared_ptr<const gguf::GgufFile> file_;
   LlamaConfig config_;

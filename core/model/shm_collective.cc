@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -52,7 +53,6 @@ Result<std::unique_ptr<ShmCollective>> ShmCollective::Open(const std::string& na
   c->capacity_ = capacity;
   c->timeout_ = timeout;
   c->bytes_ = SegmentBytes(size, capacity);
-  c->sum_.reset(new float[static_cast<size_t>(capacity)]);
   const auto deadline = Clock::now() + timeout;
   if (rank == 0) {
     ::shm_unlink(c->path_.c_str());  // a stale group's segment: the new one replaces it
@@ -116,20 +116,27 @@ ShmCollective::~ShmCollective() {
   if (rank_ == 0) ::shm_unlink(path_.c_str());
 }
 
-Status ShmCollective::AllReduceSum(float* data, int64_t n) {
+Status ShmCollective::AllGather(const float* part, int64_t rows, int64_t cols, float* out) {
+  if (cols > capacity_)
+    return Status::InvalidArgument("a tensor-parallel part row of " + std::to_string(cols) + " floats exceeds the " +
+                                   std::to_string(capacity_) + "-float slots");
   const auto start = Clock::now();
+  const int64_t chunk = capacity_ / cols;  // rows per call
   Status s;
-  for (int64_t done = 0; done < n && s.ok(); done += capacity_) s = ReduceChunk(data + done, std::min(capacity_, n - done));
+  for (int64_t done = 0; done < rows && s.ok(); done += chunk) {
+    const int64_t n = std::min(chunk, rows - done);
+    s = GatherChunk(part + done * cols, n, cols, out + done * cols * size_);
+  }
   seconds_ += std::chrono::duration<double>(Clock::now() - start).count();
   return s;
 }
 
-Status ShmCollective::ReduceChunk(float* data, int64_t n) {
+Status ShmCollective::GatherChunk(const float* part, int64_t rows, int64_t cols, float* out) {
   const int parity = static_cast<int>(call_ % 2);
   const uint64_t stamp = Stamp(step_, call_++);
   std::atomic<uint64_t>* stamps = seg_->stamps() + parity * size_;
   float* slots = seg_->data(size_) + static_cast<int64_t>(parity) * size_ * capacity_;
-  std::memcpy(slots + rank_ * capacity_, data, static_cast<size_t>(n) * sizeof(float));
+  std::memcpy(slots + rank_ * capacity_, part, static_cast<size_t>(rows * cols) * sizeof(float));
   stamps[rank_].store(stamp, std::memory_order_release);
   // Wait for every rank's part of this call: spin briefly, then yield the core.
   const auto deadline = Clock::now() + timeout_;
@@ -144,20 +151,17 @@ Status ShmCollective::ReduceChunk(float* data, int64_t n) {
       sched_yield();
     }
   }
-  for (int64_t i = 0; i < n; ++i) {
-    float v = slots[i];
-    for (int r = 1; r < size_; ++r) v += slots[r * capacity_ + i];
-    sum_[i] = v;
-  }
-  // A part overwritten while it was read (a rank that gave up on this call and went on) is no sum.
+  for (int64_t t = 0; t < rows; ++t)
+    for (int r = 0; r < size_; ++r)
+      std::memcpy(out + (t * size_ + r) * cols, slots + r * capacity_ + t * cols, static_cast<size_t>(cols) * sizeof(float));
+  // A part overwritten while it was read (a rank that gave up on this call and went on) is no gather.
   std::atomic_thread_fence(std::memory_order_acquire);
   for (int r = 0; r < size_; ++r) {
     if (stamps[r].load(std::memory_order_relaxed) == stamp) continue;
     stale_ = rank_ != 0;
     return Status::Unavailable("tensor-parallel rank " + std::to_string(r) + " left step " + std::to_string(step_) +
-                               " during the all-reduce");
+                               " during the all-gather");
   }
-  std::memcpy(data, sum_.get(), static_cast<size_t>(n) * sizeof(float));
   return Status::Ok();
 }
 

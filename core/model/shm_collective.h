@@ -1,14 +1,14 @@
-// ShmCollective: the all-reduce of tensor-parallel ranks that are separate
+// ShmCollective: the all-gather of tensor-parallel ranks that are separate
 // processes on one machine, over a POSIX shared-memory segment the group
 // names. Rank 0 creates the segment (replacing a stale one), the others open
 // it, waiting up to the timeout for it.
 //
 // Each rank has two slots (alternating by call within a step) of `capacity`
 // floats and a stamp per slot: a call writes its part, stamps it with
-// (step, call), waits until every rank's slot carries the same stamp, sums
-// the parts in rank order and checks that no stamp moved while it read. A
-// rank may only reuse a slot after every rank has stamped the next call, so
-// two slots need no further handshake. Larger inputs go in chunks. A rank
+// (step, call), waits until every rank's slot carries the same stamp, copies
+// the parts out and checks that no stamp moved while it read. A rank reuses a
+// slot only after every rank has stamped the next call, so two slots need no
+// further handshake. Larger parts go in chunks of rows. A rank
 // that does not arrive within the timeout fails the call (the step), never
 // hangs it; a restarted rank joins at the next step (BeginStep).
 // Not thread-safe: one rank, one thread.
@@ -38,14 +38,14 @@ class ShmCollective final : public Collective {
   // Numbers the calls of one step (a forward batch): every rank passes the same id.
   // A rank other than 0 whose last call timed out looks for a new segment of a restarted rank 0.
   void BeginStep(uint64_t step) override;
-  Status AllReduceSum(float* data, int64_t n) override;
-  // Seconds spent in AllReduceSum since the last Take (waiting for the other ranks included).
+  Status AllGather(const float* part, int64_t rows, int64_t cols, float* out) override;
+  // Seconds spent in AllGather since the last Take (waiting for the other ranks included).
   double TakeSeconds();
 
  private:
   struct Segment;
   ShmCollective() = default;
-  Status ReduceChunk(float* data, int64_t n);
+  Status GatherChunk(const float* part, int64_t rows, int64_t cols, float* out);
   bool TryAttach();  // maps rank 0's segment if it is usable (and not the one mapped already)
 
   std::string path_;
@@ -57,7 +57,6 @@ class ShmCollective final : public Collective {
   uint64_t step_ = 0, call_ = 0;
   bool stale_ = false;
   double seconds_ = 0;
-  std::unique_ptr<float[]> sum_;
 };
 
 }  // namespace radixserve::model

@@ -13,6 +13,7 @@ Result<TpShard> TpShard::For(const LlamaConfig& c, int rank, int size) {
   if (c.num_heads % size != 0)
     return refuse("the model's " + std::to_string(c.num_heads) + " query heads do not divide by it");
   if (c.ffn_dim % size != 0) return refuse("the FFN's " + std::to_string(c.ffn_dim) + " columns do not divide by it");
+  if (c.dim % size != 0) return refuse("the model width " + std::to_string(c.dim) + " does not divide by it");
   if (c.num_kv_heads % size != 0 && size % c.num_kv_heads != 0)
     return refuse(std::to_string(c.num_kv_heads) + " K/V heads neither divide by it nor divide it");
   TpShard s;
@@ -25,16 +26,18 @@ Result<TpShard> TpShard::For(const LlamaConfig& c, int rank, int size) {
   s.kv_heads = std::max<int32_t>(1, c.num_kv_heads / size);  // one replicated head when fewer than ranks
   s.ffn_dim = c.ffn_dim / size;
   s.ffn_begin = rank * s.ffn_dim;
+  s.dim_part = c.dim / size;
+  s.dim_begin = rank * s.dim_part;
   return s;
 }
 
 namespace {
 
-// The ranks' buffers side by side; two barriers around each reduction.
+// The ranks' parts, published for one call; a barrier before and after each gather.
 struct ThreadGroup {
   explicit ThreadGroup(int size) : size(size), parts(size), sync(size) {}
   const int size;
-  std::vector<float*> parts;
+  std::vector<const float*> parts;
   std::barrier<> sync;
 };
 
@@ -43,25 +46,20 @@ class ThreadCollective final : public Collective {
   ThreadCollective(std::shared_ptr<ThreadGroup> group, int rank) : group_(std::move(group)), rank_(rank) {}
   int rank() const override { return rank_; }
   int size() const override { return group_->size; }
-  Status AllReduceSum(float* data, int64_t n) override {
+  Status AllGather(const float* part, int64_t rows, int64_t cols, float* out) override {
     ThreadGroup& g = *group_;
-    g.parts[rank_] = data;
-    sum_.resize(static_cast<size_t>(n));
+    g.parts[rank_] = part;
     g.sync.arrive_and_wait();  // every part is in place
-    for (int64_t i = 0; i < n; ++i) {
-      float s = g.parts[0][i];
-      for (int r = 1; r < g.size; ++r) s += g.parts[r][i];
-      sum_[i] = s;
-    }
+    for (int64_t t = 0; t < rows; ++t)
+      for (int r = 0; r < g.size; ++r)
+        std::copy(g.parts[r] + t * cols, g.parts[r] + (t + 1) * cols, out + (t * g.size + r) * cols);
     g.sync.arrive_and_wait();  // every rank has read every part
-    std::copy(sum_.begin(), sum_.end(), data);
     return Status::Ok();
   }
 
  private:
   std::shared_ptr<ThreadGroup> group_;
   const int rank_;
-  std::vector<float> sum_;
 };
 
 }  // namespace

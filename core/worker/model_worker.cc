@@ -85,7 +85,9 @@ Status ModelWorker::RunStep(const sched::ForwardBatch& batch, sched::ForwardResu
     seqs_.push_back(s);
   }
   logits_.resize(static_cast<size_t>(batch.reqs.size()) * vocab);
-  RS_RETURN_IF_ERROR(model_->Forward(seqs_, *kv_, logits_));
+  model::ForwardOptions fo;
+  fo.step = batch.batch_id;  // tensor-parallel ranks match their all-reduces by it
+  RS_RETURN_IF_ERROR(model_->Forward(seqs_, *kv_, logits_, fo));
 
   result->next_token_ids.resize(batch.reqs.size());
   bool any_logprob = false;

@@ -29,8 +29,10 @@ bool RemoteWorker::WorkerRestarted() {
   while (transport::Received r = status_->TryTake()) {
     auto m = transport::ValidateNodeStatus(r.data(), r.size());
     if (!m.ok() || std::string_view((*m)->component) != "worker") continue;
-    if (worker_pid_ != 0 && (*m)->pid != worker_pid_) restarted = true;
-    worker_pid_ = (*m)->pid;
+    // By name: tensor-parallel ranks are several workers, and any one restarting loses its KV shard.
+    int32_t& pid = worker_pids_[(*m)->name];
+    if (pid != 0 && (*m)->pid != pid) restarted = true;
+    pid = (*m)->pid;
   }
   return restarted;
 }

@@ -7,6 +7,8 @@
 #pragma once
 
 #include <chrono>
+#include <map>
+#include <string>
 #include <memory>
 #include <atomic>
 #include <mutex>
@@ -58,8 +60,8 @@ class RemoteWorker final : public sched::Worker {
   std::unique_ptr<transport::Waiter> waiter_;
   std::mutex status_mu_;  // the status subscriber is read from the scheduler and the Forward thread
   std::unique_ptr<transport::Subscriber> status_;
-  int32_t worker_pid_ = 0;
-  // Reads node_status; true when a worker process other than the one seen before appeared.
+  std::map<std::string, int32_t> worker_pids_;  // by worker name (tensor-parallel ranks are several)
+  // Reads node_status; true when a worker (by name) runs in another process than it did before.
   bool WorkerRestarted();
   std::chrono::milliseconds timeout_{60000};
   std::atomic<bool> lost_{false};

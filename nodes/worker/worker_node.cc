@@ -20,6 +20,12 @@ WorkerNode::WorkerNode(NodeContext ctx) : Node(std::move(ctx)) {
                       "KV slots (at least the scheduler's max_total_tokens + page_size)", true);
   params().DeclareInt("max_running_requests", d.max_running_requests, 1, 65536, "req-to-token rows (the scheduler's)", true);
   params().DeclareInt("max_payload", 4 << 20, 4096, 1 << 30, "largest shared-memory chunk in bytes", true);
+  params().DeclareInt("tp_size", 1, 1, 64, "tensor-parallel ranks: workers that each hold a shard of the model", true);
+  params().DeclareInt("tp_rank", 0, 0, 63, "this worker's tensor-parallel rank (rank 0 answers the scheduler)", true);
+  params().DeclareString("tp_group", "",
+                         "name of the ranks' shared-memory segment (empty: radixserve_tp_<namespace>)", {}, true);
+  params().DeclareInt("tp_timeout_ms", 30000, 10, 3600000,
+                      "how long a rank waits for the others in an all-reduce before the step fails", true);
 }
 
 WorkerNode::~WorkerNode() { Shutdown(); }
@@ -31,6 +37,17 @@ Status WorkerNode::OnConfigure() {
   std::shared_ptr<const gguf::GgufFile> shared(std::move(file));
   model::ModelOptions mo;
   mo.num_threads = static_cast<int>(params().GetInt("threads"));
+  const int tp_size = static_cast<int>(params().GetInt("tp_size")), tp_rank = static_cast<int>(params().GetInt("tp_rank"));
+  if (tp_rank >= tp_size)
+    return Status::InvalidArgument("tp_rank " + std::to_string(tp_rank) + " is not below tp_size " + std::to_string(tp_size));
+  if (tp_size > 1) {
+    std::string group = params().GetString("tp_group");
+    if (group.empty()) group = ns();
+    RS_ASSIGN_OR_RETURN(collective_, model::ShmCollective::Open(group, tp_rank, tp_size,
+                                                                std::chrono::milliseconds(params().GetInt("tp_timeout_ms"))));
+    mo.collective = collective_.get();
+    LOG(INFO) << name() << ": tensor-parallel rank " << tp_rank << " of " << tp_size << " (group " << group << ")";
+  }
   // What runs the model on this machine: CPU features, kernel set, GEMM library and its core type.
   LOG(INFO) << name() << ": " << kernels::SystemInfo();
   RS_ASSIGN_OR_RETURN(auto model, model::LlamaModel::Load(shared, mo));
@@ -48,7 +65,10 @@ Status WorkerNode::OnConfigure() {
   transport::ChannelOptions opts;
   opts.max_payload = static_cast<uint32_t>(params().GetInt("max_payload"));
   RS_ASSIGN_OR_RETURN(in_, transport::Subscriber::Create(ResolveTopic(transport::topics::kForwardBatch), opts));
-  RS_ASSIGN_OR_RETURN(out_, transport::Publisher::Create(ResolveTopic(transport::topics::kForwardResult), opts));
+  // Every rank runs every batch (their samplers stay in step); rank 0 alone answers.
+  if (tp_rank == 0) {
+    RS_ASSIGN_OR_RETURN(out_, transport::Publisher::Create(ResolveTopic(transport::topics::kForwardResult), opts));
+  }
   RS_ASSIGN_OR_RETURN(waiter_, transport::Waiter::Create());
   return waiter_->Attach(*in_);
 }
@@ -69,6 +89,7 @@ Status WorkerNode::OnCleanup() {
   out_.reset();
   handler_.reset();
   worker_.reset();
+  collective_.reset();
   return Status::Ok();
 }
 
@@ -88,7 +109,7 @@ void WorkerNode::HandleBatch(const void* data, size_t size) {
   }
   if (!outcome->status.ok())
     LOG(ERROR) << name() << ": forward step " << outcome->result->batch_id << " failed: " << outcome->status.ToString();
-  Reply(*outcome->result, outcome->status);
+  if (out_) Reply(*outcome->result, outcome->status);
 }
 
 void WorkerNode::Reply(const sched::ForwardResult& result, const Status& status) {

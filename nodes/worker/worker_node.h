@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "core/gguf/gguf_reader.h"
+#include "core/model/shm_collective.h"
 #include "core/worker/model_worker.h"
 #include "nodes/worker/batch_handler.h"
 #include "nodes/forward_codec.h"
@@ -36,6 +37,7 @@ class WorkerNode : public Node {
   void HandleBatch(const void* data, size_t size);
   void Reply(const sched::ForwardResult& result, const Status& status);
 
+  std::unique_ptr<model::ShmCollective> collective_;  // tensor parallelism; outlives the model
   std::unique_ptr<ModelWorker> worker_;
   std::unique_ptr<transport::Subscriber> in_;
   std::unique_ptr<transport::Publisher> out_;

@@ -1,0 +1,98 @@
+// Tensor parallelism on the real pipeline: launch/tp2.yaml as shipped (two worker processes, each
+// with half of every layer, behind one scheduler). llama.cpp's greedy ids for stories260K; both
+// ranks are reported; a rank killed mid-run ends the requests in flight (none hangs) and, once the
+// launcher has respawned it, the pipeline gives the same greedy ids again.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <fstream>
+#include <thread>
+
+#include "tests/launch_e2e/launch_environment.h"
+#include "tests/launch_e2e/requests.h"
+#include "tests/pipeline/pipeline_fixture.h"
+
+namespace radixserve::launch_test {
+namespace {
+
+using nlohmann::json;
+using pipeline_test::Get;
+using pipeline_test::HttpReply;
+using pipeline_test::PostJson;
+using pipeline_test::WaitFor;
+
+class TpEnvironment : public LaunchEnvironment {
+ protected:
+  LauncherOptions Options() override {
+    return LaunchOf(LaunchDir() + "/tp2.yaml", {"model:=" + pipeline_test::Stories260K(), "tp_timeout_ms:=2000",
+                                                "port:=" + std::to_string(pipeline_test::PickFreePort())});
+  }
+};
+
+TpEnvironment* const g_env = static_cast<TpEnvironment*>(::testing::AddGlobalTestEnvironment(new TpEnvironment));
+
+int Port() { return g_env->launcher().port(); }
+
+struct GoldenCase {
+  std::vector<int32_t> prompt_ids, completion_ids;
+};
+std::vector<GoldenCase> Golden() {
+  std::ifstream in(pipeline_test::GoldenFile());
+  json j = json::parse(in, nullptr, false);
+  std::vector<GoldenCase> out;
+  if (j.is_discarded()) return out;
+  for (const auto& c : j["cases"]) out.push_back({c["prompt_ids"], c["completion_ids"]});
+  return out;
+}
+
+std::vector<int32_t> GenerateIds(const std::vector<int32_t>& prompt, int tokens) {
+  HttpReply r = PostJson(Port(), "/generate",
+                         {{"input_ids", prompt},
+                          {"sampling_params", {{"max_new_tokens", tokens}, {"temperature", 0}, {"ignore_eos", true}}}});
+  if (r.status != 200) return {-r.status};
+  return r.json["output_ids"].get<std::vector<int32_t>>();
+}
+
+json Nodes() { return Get(Port(), "/admin/nodes").json["nodes"]; }
+
+bool Ready() { return Get(Port(), "/health").status == 200; }
+
+TEST(TensorParallel, TwoRanksGiveLlamaCppsGreedyIds) {
+  ASSERT_TRUE(WaitFor(Ready, std::chrono::seconds(30)));
+  json nodes = Nodes();
+  ASSERT_TRUE(nodes.contains("worker") && nodes.contains("worker_tp1")) << nodes.dump();
+  EXPECT_NE(nodes["worker"]["pid"], nodes["worker_tp1"]["pid"]);  // two processes
+  const auto golden = Golden();
+  ASSERT_EQ(golden.size(), 5u);
+  for (const auto& g : golden) EXPECT_EQ(GenerateIds(g.prompt_ids, 32), g.completion_ids);
+}
+
+TEST(TensorParallel, ARankKilledMidRunEndsTheRequestsInFlightAndTheRespawnedOneServes) {
+  ASSERT_TRUE(WaitFor(Ready, std::chrono::seconds(30)));
+  const int victim = Nodes()["worker_tp1"]["pid"].get<int>();
+  ASSERT_GT(victim, 0);
+  std::vector<CompletionResult> results(4);
+  std::vector<std::thread> clients;
+  for (size_t i = 0; i < results.size(); ++i)
+    clients.emplace_back([&, i] { results[i] = StreamComplete(Port(), "Once upon a time", 400); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_EQ(::kill(victim, SIGKILL), 0);
+  for (auto& c : clients) c.join();  // every request ends, with its tokens or an error: none hangs
+  // One finished before the kill has all its tokens; one cut off says the worker failed.
+  for (const auto& r : results)
+    EXPECT_TRUE((r.status == 200 && r.completion_tokens == 400 && r.error.empty()) ||
+                r.error.find("worker") != std::string::npos)
+        << Describe(r);
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        json n = Nodes();
+        return n.contains("worker_tp1") && n["worker_tp1"].value("pid", 0) != victim && n["worker_tp1"].value("ready", false) &&
+               Ready();
+      },
+      std::chrono::seconds(60)))
+      << Nodes().dump();
+  for (const auto& g : Golden()) EXPECT_EQ(GenerateIds(g.prompt_ids, 32), g.completion_ids);
+}
+
+}  // namespace
+}  // namespace radixserve::launch_test
