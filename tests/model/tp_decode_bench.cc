@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
   }
   auto file = Open(path);
   std::printf("%s, %d decode steps after a 32-token prompt per sequence\n", path.c_str(), steps);
-  std::printf("%-8s%-22s%12s%14s%16s\n", "batch", "layout", "tok/s", "ms/step", "all-gathers/step");
+  std::printf("%-8s%-22s%12s%14s%18s\n", "batch", "layout", "tok/s", "ms/step", "all-gathers/step");
   for (int batch : {1, 8}) {
     model::ModelOptions whole;
     whole.num_threads = 2;
@@ -98,7 +98,7 @@ int main(int argc, char** argv) {
     if (!m.ok()) return std::fprintf(stderr, "%s\n", m.status().ToString().c_str()), 1;
     Result_ one;
     if (Status s = Decode(**m, nullptr, batch, steps, &one); !s.ok()) return std::fprintf(stderr, "%s\n", s.ToString().c_str()), 1;
-    std::printf("%-8d%-22s%12.1f%14.2f%16s\n", batch, "tp 1 (2 threads)", batch * steps / one.decode_s,
+    std::printf("%-8d%-22s%12.1f%14.2f%18s\n", batch, "tp 1 (2 threads)", batch * steps / one.decode_s,
                 1e3 * one.decode_s / steps, "-");
     const std::string group = "bench_" + std::to_string(::getpid());
     pid_t child = ::fork();
@@ -124,7 +124,7 @@ int main(int argc, char** argv) {
     ::waitpid(child, &st, 0);
     if (!s.ok() || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
       return std::fprintf(stderr, "tp 2 failed: %s\n", s.ToString().c_str()), 1;
-    std::printf("%-8d%-22s%12.1f%14.2f%13.0f us   tokens %s\n", batch, "tp 2 (1 thread each)", batch * steps / two.decode_s,
+    std::printf("%-8d%-22s%12.1f%14.2f%15.0f us   tokens %s\n", batch, "tp 2 (1 thread each)", batch * steps / two.decode_s,
                 1e3 * two.decode_s / steps, 1e6 * two.allreduce_s / steps, two.ids == one.ids ? "equal" : "DIFFER");
   }
   return 0;
