@@ -41,7 +41,8 @@ struct ShmCollective::Segment {
 };
 
 Result<std::unique_ptr<ShmCollective>> ShmCollective::Open(const std::string& name, int rank, int size,
-                                                           std::chrono::milliseconds timeout, int64_t capacity) {
+                                                           std::chrono::milliseconds timeout,
+                                                           std::chrono::milliseconds start_wait, int64_t capacity) {
   if (size < 2 || rank < 0 || rank >= size)
     return Status::InvalidArgument("tensor-parallel rank " + std::to_string(rank) + " of " + std::to_string(size));
   if (name.empty() || name.find('/') != std::string::npos)
@@ -53,7 +54,7 @@ Result<std::unique_ptr<ShmCollective>> ShmCollective::Open(const std::string& na
   c->capacity_ = capacity;
   c->timeout_ = timeout;
   c->bytes_ = SegmentBytes(size, capacity);
-  const auto deadline = Clock::now() + timeout;
+  const auto deadline = Clock::now() + start_wait;
   if (rank == 0) {
     ::shm_unlink(c->path_.c_str());  // a stale group's segment: the new one replaces it
     int fd = ::shm_open(c->path_.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
@@ -77,7 +78,7 @@ Result<std::unique_ptr<ShmCollective>> ShmCollective::Open(const std::string& na
   while (!c->TryAttach()) {
     if (Clock::now() >= deadline)
       return Status::Unavailable("tensor-parallel rank 0 did not create " + c->path_ + " within " +
-                                 std::to_string(timeout.count()) + " ms");
+                                 std::to_string(start_wait.count()) + " ms");
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return c;

@@ -1,7 +1,7 @@
 // ShmCollective: the all-gather of tensor-parallel ranks that are separate
 // processes on one machine, over a POSIX shared-memory segment the group
 // names. Rank 0 creates the segment (replacing a stale one), the others open
-// it, waiting up to the timeout for it.
+// it, waiting for it up to their start wait.
 //
 // Each rank has two slots (alternating by call within a step) of `capacity`
 // floats and a stamp per slot: a call writes its part, stamps it with
@@ -27,9 +27,14 @@ class ShmCollective final : public Collective {
  public:
   static constexpr int64_t kDefaultCapacity = 1 << 18;  // floats per slot (1 MiB)
 
+  static constexpr std::chrono::seconds kDefaultStartWait{60};
+
   // `name`: the segment ("/radixserve_tp_<name>"); every rank of a group gives the same one.
+  // `timeout`: how long a call waits for the other ranks; `start_wait`: how long a rank other
+  // than 0 waits for rank 0's segment (rank 0 may start later, or load slowly).
   static Result<std::unique_ptr<ShmCollective>> Open(const std::string& name, int rank, int size,
                                                      std::chrono::milliseconds timeout,
+                                                     std::chrono::milliseconds start_wait = kDefaultStartWait,
                                                      int64_t capacity = kDefaultCapacity);
   ~ShmCollective() override;
 

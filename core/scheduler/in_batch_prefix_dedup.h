@@ -11,6 +11,7 @@
 #include <span>
 #include <vector>
 
+#include "core/scheduler/plugin_abi.h"
 #include "core/scheduler/req.h"
 
 namespace radixserve::sched {
@@ -33,6 +34,12 @@ class TokenViewTrie {
   int32_t AddChild(int32_t parent, const int32_t* key, int32_t len);
   std::vector<Node> nodes_{Node{}};
 };
+
+// The two parameters of every policy plugin that dedups (SGLang's defaults), for its table.
+inline constexpr RsParamSpec kInBatchCheckThresholdParam = {
+    "in_batch_check_threshold", RS_PARAM_INT, "32", -1, 1e9, "dedup only requests whose cached match <= this; -1 off"};
+inline constexpr RsParamSpec kInBatchDeprioritizeThresholdParam = {
+    "in_batch_deprioritize_threshold", RS_PARAM_INT, "32", 0, 1e9, "deprioritize when an earlier request shares >= this"};
 
 class InBatchPrefixDedup {
  public:

@@ -237,7 +237,8 @@ TEST(TensorParallel, AMissingRankFailsTheStepInsteadOfHanging) {
   EXPECT_EQ(s.code(), StatusCode::kUnavailable);
   EXPECT_NE(s.message().find("tensor-parallel rank 1 did not join step 1 within 300 ms"), std::string::npos)
       << s.message();
-  auto other = ShmCollective::Open("test_nobody_" + std::to_string(::getpid()), 1, 2, std::chrono::milliseconds(100));
+  auto other = ShmCollective::Open("test_nobody_" + std::to_string(::getpid()), 1, 2, std::chrono::milliseconds(100),
+                                   std::chrono::milliseconds(100));
   EXPECT_EQ(other.status().code(), StatusCode::kUnavailable);  // no rank 0 created the group
 }
 

@@ -6,8 +6,8 @@ namespace radixserve::sched {
 
 const RsParamSpec kDfsWeightParams[] = {
     {"in_batch_dedup", RS_PARAM_BOOL, "false", 0, 0, "move requests whose prefix an earlier one provides to the back"},
-    {"in_batch_check_threshold", RS_PARAM_INT, "32", -1, 1e9, "dedup only requests whose cached match <= this; -1 off"},
-    {"in_batch_deprioritize_threshold", RS_PARAM_INT, "32", 0, 1e9, "deprioritize when an earlier request shares >= this"},
+    kInBatchCheckThresholdParam,
+    kInBatchDeprioritizeThresholdParam,
 };
 const uint32_t kNumDfsWeightParams = sizeof(kDfsWeightParams) / sizeof(kDfsWeightParams[0]);
 

@@ -7,8 +7,8 @@ namespace radixserve::sched {
 
 const RsParamSpec kHrrnParams[] = {
     {"fcfs_fallback_queue_len", RS_PARAM_INT, "128", 0, 1e9, "keep queue order when more requests wait"},
-    {"in_batch_check_threshold", RS_PARAM_INT, "32", -1, 1e9, "dedup only requests whose cached match <= this; -1 off"},
-    {"in_batch_deprioritize_threshold", RS_PARAM_INT, "32", 0, 1e9, "deprioritize when an earlier request shares >= this"},
+    kInBatchCheckThresholdParam,
+    kInBatchDeprioritizeThresholdParam,
 };
 const uint32_t kNumHrrnParams = sizeof(kHrrnParams) / sizeof(kHrrnParams[0]);
 

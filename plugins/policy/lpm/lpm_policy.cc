@@ -7,8 +7,8 @@ namespace radixserve::sched {
 
 const RsParamSpec kLpmParams[] = {
     {"fcfs_fallback_queue_len", RS_PARAM_INT, "128", 0, 1e9, "keep queue order when more requests wait"},
-    {"in_batch_check_threshold", RS_PARAM_INT, "32", -1, 1e9, "dedup only requests whose cached match <= this; -1 off"},
-    {"in_batch_deprioritize_threshold", RS_PARAM_INT, "32", 0, 1e9, "deprioritize when an earlier request shares >= this"},
+    kInBatchCheckThresholdParam,
+    kInBatchDeprioritizeThresholdParam,
     {"aging_ms", RS_PARAM_INT, "0", 0, 1e9, "requests waiting longer go first, oldest first (anti-starvation); 0 off"},
 };
 const uint32_t kNumLpmParams = sizeof(kLpmParams) / sizeof(kLpmParams[0]);

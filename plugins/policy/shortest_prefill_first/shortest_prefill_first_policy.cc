@@ -8,8 +8,8 @@ namespace radixserve::sched {
 
 const RsParamSpec kShortestPrefillFirstParams[] = {
     {"chunk_cap", RS_PARAM_BOOL, "true", 0, 0, "cap a long prompt's chunk to leave budget for shorter waiters"},
-    {"in_batch_check_threshold", RS_PARAM_INT, "32", -1, 1e9, "dedup only requests whose cached match <= this; -1 off"},
-    {"in_batch_deprioritize_threshold", RS_PARAM_INT, "32", 0, 1e9, "deprioritize when an earlier request shares >= this"},
+    kInBatchCheckThresholdParam,
+    kInBatchDeprioritizeThresholdParam,
 };
 const uint32_t kNumShortestPrefillFirstParams =
     sizeof(kShortestPrefillFirstParams) / sizeof(kShortestPrefillFirstParams[0]);
