@@ -178,11 +178,12 @@ TEST(DataParallel, CacheAwareRoutingKeepsEachSharedPrefixOnTheGroupThatCachesIt)
   const std::string b = "The big brown dog ran to the park with his red ball, and he was very happy that day. ";
   std::map<std::string, std::set<std::string>> groups_of;  // prefix -> groups that served it
   for (const std::string& tail : {"One day", "She saw", "Her mom", "Then"}) {
-    for (const auto& [name, prefix] : {std::pair<std::string, std::string>{"a", a}, {"b", b}}) {
+    for (const auto& named : {std::pair<std::string, std::string>{"a", a}, {"b", b}}) {
+      const std::string prompt = named.second + tail;  // (a lambda may not capture a structured binding)
       CompletionResult r;
-      std::string g = ServedBy([&] { r = Complete(Port(), prefix + tail, 4); });
+      std::string g = ServedBy([&] { r = Complete(Port(), prompt, 4); });
       EXPECT_EQ(r.status, 200) << Describe(r);
-      groups_of[name].insert(g);
+      groups_of[named.first].insert(g);
     }
   }
   // Each prefix stayed on one group, and the two prefixes went to different groups (the second
