@@ -10,7 +10,6 @@
 #include <signal.h>
 #include <sys/wait.h>
 
-#include <fstream>
 #include <map>
 #include <thread>
 
@@ -41,26 +40,6 @@ DpEnvironment* const g_env = static_cast<DpEnvironment*>(::testing::AddGlobalTes
 int Port() { return g_env->launcher().port(); }
 const std::vector<std::string> kGroups = {"dp0", "dp1"};
 
-struct GoldenCase {
-  std::vector<int32_t> prompt_ids, completion_ids;
-};
-std::vector<GoldenCase> Golden() {
-  std::ifstream in(pipeline_test::GoldenFile());
-  json j = json::parse(in, nullptr, false);
-  std::vector<GoldenCase> out;
-  if (j.is_discarded()) return out;
-  for (const auto& c : j["cases"]) out.push_back({c["prompt_ids"], c["completion_ids"]});
-  return out;
-}
-
-// Greedy ids of `prompt` (ignore_eos), or the HTTP status as a one-element {-status}.
-std::vector<int32_t> GenerateIds(const std::vector<int32_t>& prompt, int tokens) {
-  HttpReply r = PostJson(Port(), "/generate",
-                         {{"input_ids", prompt},
-                          {"sampling_params", {{"max_new_tokens", tokens}, {"temperature", 0}, {"ignore_eos", true}}}});
-  if (r.status != 200) return {-r.status};
-  return r.json["output_ids"].get<std::vector<int32_t>>();
-}
 
 // The router's counters of the group (from /get_server_info).
 json RouterGroup(const std::string& group) {
@@ -122,12 +101,12 @@ bool FlushBoth() {
 }
 
 TEST(DataParallel, BothGroupsGiveLlamaCppsGreedyIdsAndShareTheLoadInTurn) {
-  const auto golden = Golden();
+  const auto golden = GoldenCases();
   ASSERT_EQ(golden.size(), 5u);
   ASSERT_TRUE(WaitFor([] { return GroupReady("dp0") && GroupReady("dp1"); }, std::chrono::seconds(30)));
   const uint64_t before0 = Routed("dp0"), before1 = Routed("dp1");
   for (int round = 0; round < 2; ++round)
-    for (const auto& g : golden) EXPECT_EQ(GenerateIds(g.prompt_ids, 32), g.completion_ids);
+    for (const auto& g : golden) EXPECT_EQ(GenerateIds(Port(), g.prompt_ids, 32), g.completion_ids);
   // Round robin over two healthy groups: five each.
   EXPECT_EQ(Routed("dp0") - before0, 5u);
   EXPECT_EQ(Routed("dp1") - before1, 5u);
@@ -232,8 +211,8 @@ TEST(DataParallel, AStoppedThenKilledGroupFailsOnlyItsOwnRequestsAndServesAgainW
       << Admin("/admin/nodes").dump();
   EXPECT_EQ(RouterGroup("dp1").value("cached_tokens", -1), 0);
   const uint64_t before1 = Routed("dp1");
-  const auto golden = Golden();
-  for (const auto& g : golden) EXPECT_EQ(GenerateIds(g.prompt_ids, 32), g.completion_ids);
+  const auto golden = GoldenCases();
+  for (const auto& g : golden) EXPECT_EQ(GenerateIds(Port(), g.prompt_ids, 32), g.completion_ids);
   EXPECT_GE(Routed("dp1") - before1, 2u);
 }
 

@@ -1,5 +1,9 @@
 #include "tests/launch_e2e/requests.h"
 
+#include <fstream>
+
+#include "tests/pipeline/pipeline_fixture.h"
+
 namespace radixserve::launch_test {
 
 using nlohmann::json;
@@ -76,6 +80,23 @@ std::string Describe(const CompletionResult& r) {
                   " tokens, finish '" + r.finish_reason + "', done " + (r.done ? "yes" : "no");
   if (!r.error.empty()) s += ", error '" + r.error + "'";
   return s + ", body: " + r.raw.substr(0, 1500);
+}
+
+std::vector<GoldenCase> GoldenCases() {
+  std::ifstream in(pipeline_test::GoldenFile());
+  json j = json::parse(in, nullptr, false);
+  std::vector<GoldenCase> out;
+  if (j.is_discarded()) return out;
+  for (const auto& c : j["cases"]) out.push_back({c["prompt_ids"], c["completion_ids"]});
+  return out;
+}
+
+std::vector<int32_t> GenerateIds(int port, const std::vector<int32_t>& prompt, int tokens) {
+  HttpReply r = pipeline_test::PostJson(
+      port, "/generate",
+      {{"input_ids", prompt}, {"sampling_params", {{"max_new_tokens", tokens}, {"temperature", 0}, {"ignore_eos", true}}}});
+  if (r.status != 200) return {-r.status};
+  return r.json["output_ids"].get<std::vector<int32_t>>();
 }
 
 }  // namespace radixserve::launch_test

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <functional>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tests/pipeline/http_client.h"
 
@@ -28,5 +30,13 @@ CompletionResult StreamComplete(int port, const std::string& prompt, int max_tok
 
 // "HTTP 200, 16 tokens, finish length: <text>" for failure messages.
 std::string Describe(const CompletionResult& r);
+
+// llama.cpp's greedy completions of stories260K (pipeline_test::GoldenFile): prompt and output ids.
+struct GoldenCase {
+  std::vector<int32_t> prompt_ids, completion_ids;
+};
+std::vector<GoldenCase> GoldenCases();
+// Greedy ids of `prompt` from the native /generate (ignore_eos), or {-status} when not 200.
+std::vector<int32_t> GenerateIds(int port, const std::vector<int32_t>& prompt, int tokens);
 
 }  // namespace radixserve::launch_test

@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
-#include <fstream>
 #include <thread>
 
 #include "tests/launch_e2e/launch_environment.h"
@@ -33,25 +32,6 @@ TpEnvironment* const g_env = static_cast<TpEnvironment*>(::testing::AddGlobalTes
 
 int Port() { return g_env->launcher().port(); }
 
-struct GoldenCase {
-  std::vector<int32_t> prompt_ids, completion_ids;
-};
-std::vector<GoldenCase> Golden() {
-  std::ifstream in(pipeline_test::GoldenFile());
-  json j = json::parse(in, nullptr, false);
-  std::vector<GoldenCase> out;
-  if (j.is_discarded()) return out;
-  for (const auto& c : j["cases"]) out.push_back({c["prompt_ids"], c["completion_ids"]});
-  return out;
-}
-
-std::vector<int32_t> GenerateIds(const std::vector<int32_t>& prompt, int tokens) {
-  HttpReply r = PostJson(Port(), "/generate",
-                         {{"input_ids", prompt},
-                          {"sampling_params", {{"max_new_tokens", tokens}, {"temperature", 0}, {"ignore_eos", true}}}});
-  if (r.status != 200) return {-r.status};
-  return r.json["output_ids"].get<std::vector<int32_t>>();
-}
 
 json Nodes() { return Get(Port(), "/admin/nodes").json["nodes"]; }
 
@@ -62,9 +42,9 @@ TEST(TensorParallel, TwoRanksGiveLlamaCppsGreedyIds) {
   json nodes = Nodes();
   ASSERT_TRUE(nodes.contains("worker") && nodes.contains("worker_tp1")) << nodes.dump();
   EXPECT_NE(nodes["worker"]["pid"], nodes["worker_tp1"]["pid"]);  // two processes
-  const auto golden = Golden();
+  const auto golden = GoldenCases();
   ASSERT_EQ(golden.size(), 5u);
-  for (const auto& g : golden) EXPECT_EQ(GenerateIds(g.prompt_ids, 32), g.completion_ids);
+  for (const auto& g : golden) EXPECT_EQ(GenerateIds(Port(), g.prompt_ids, 32), g.completion_ids);
 }
 
 TEST(TensorParallel, ARankKilledMidRunEndsTheRequestsInFlightAndTheRespawnedOneServes) {
@@ -91,7 +71,7 @@ TEST(TensorParallel, ARankKilledMidRunEndsTheRequestsInFlightAndTheRespawnedOneS
       },
       std::chrono::seconds(60)))
       << Nodes().dump();
-  for (const auto& g : Golden()) EXPECT_EQ(GenerateIds(g.prompt_ids, 32), g.completion_ids);
+  for (const auto& g : GoldenCases()) EXPECT_EQ(GenerateIds(Port(), g.prompt_ids, 32), g.completion_ids);
 }
 
 }  // namespace
