@@ -121,6 +121,6 @@ put("launch", "bad.yaml", "launch: [ {node: [1, 2]}, {include: {file: nope.yaml}
 put("launch", "anchors.yaml", "a: &x [1, *x]\nlaunch: []\n")
 
 # ---- messages: kind byte, flags (1: fix the header), body (zeros → empty arrays) ----
-for kind in range(9):
+for kind in range(10):
     put("messages", f"kind{kind}_zeros", bytes([kind, 1]) + b"\0" * 512)
     put("messages", f"kind{kind}_raw", bytes([kind, 0]) + b"RMSG" + b"\0" * 60)

@@ -143,6 +143,12 @@ void Run(int kind, const uint8_t* buf, size_t size) {
         }
       }
       break;
+    case 9:
+      if (auto m = t::ValidateActivations(buf, size); m.ok()) {
+        Touch<float>(*m, (*m)->hidden, size);
+        Touch<char>(*m, (*m)->error, size);
+      }
+      break;
   }
 }
 
@@ -150,7 +156,7 @@ void Run(int kind, const uint8_t* buf, size_t size) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 2) return 0;
-  const int kind = data[0] % 9;
+  const int kind = data[0] % 10;
   const bool fix = data[1] & 1;
   size -= 2;
   // An exact-size heap buffer (8-aligned by new), so that ASan flags any read past the chunk.
@@ -167,6 +173,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       case 6: FixHeader<t::NodeStatusMsg>(buf.get(), size); break;
       case 7: FixHeader<t::ControlMsg>(buf.get(), size); break;
       case 8: FixHeader<t::CacheEventsMsg>(buf.get(), size); break;
+      case 9: FixHeader<t::ActivationsMsg>(buf.get(), size); break;
     }
   }
   Run(kind, buf.get(), size);

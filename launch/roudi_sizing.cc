@@ -52,6 +52,8 @@ Status ReadModelLimits(const std::string& gguf_path, int64_t context, PipelineLi
   } else {
     return Status::Corrupt(gguf_path + ": neither tokenizer.ggml.tokens nor token_embd.weight gives the vocabulary");
   }
+  if (const gguf::TensorInfo* e = file->FindTensor("token_embd.weight"); e && !e->dims.empty())
+    limits->hidden_dim = static_cast<int64_t>(e->dims[0]);
   return Status::Ok();
 }
 
@@ -79,6 +81,11 @@ Result<PipelineLimits> PipelineLimitsFromPlan(const LaunchPlan& plan) {
   if (model.empty()) {
     RS_ASSIGN_OR_RETURN(model, builtin_model::EnsureDefaultModel());
   }
+  for (const PlannedNode* w : plan.NodesOf("worker")) {
+    int64_t pp = 1;
+    RS_RETURN_IF_ERROR(IntParam(w, "pp_size", &pp));
+    l.pipeline_stages |= pp > 1;
+  }
   int64_t context = 0;
   RS_RETURN_IF_ERROR(IntParam(s, "context", &context));
   RS_RETURN_IF_ERROR(ReadModelLimits(model, context, &l));
@@ -86,14 +93,15 @@ Result<PipelineLimits> PipelineLimitsFromPlan(const LaunchPlan& plan) {
 }
 
 uint64_t MessageBounds::largest() const {
-  return std::max({tokenized_request, forward_batch, forward_result, batch_token_id_out, batch_str_out});
+  return std::max({tokenized_request, forward_batch, forward_result, batch_token_id_out, batch_str_out, activations});
 }
 
 std::string MessageBounds::ToString() const {
   return "TokenizedRequest " + std::to_string(tokenized_request) + " B, ForwardBatch " +
          std::to_string(forward_batch) + " B, ForwardResult " + std::to_string(forward_result) +
          " B, BatchTokenIdOut " + std::to_string(batch_token_id_out) + " B, BatchStrOut " +
-         std::to_string(batch_str_out) + " B";
+         std::to_string(batch_str_out) + " B" +
+         (activations ? ", Activations " + std::to_string(activations) + " B" : std::string());
 }
 
 MessageBounds ComputeMessageBounds(const PipelineLimits& l) {
@@ -137,6 +145,9 @@ MessageBounds ComputeMessageBounds(const PipelineLimits& l) {
        .logprobs = U,
        .text_bytes = (U + kSurroundingTokens * R) * token_bytes + R * stop_bytes,
        .top = Top});
+  if (l.pipeline_stages)
+    b.activations = transport::ActivationsMsg::Bytes(
+        {.floats = T * static_cast<uint64_t>(l.hidden_dim), .error_bytes = transport::ActivationsMsg::kMaxErrorBytes});
   return b;
 }
 

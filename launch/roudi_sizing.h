@@ -18,6 +18,7 @@
 //   BatchStrOut       U = min(R*C, max_total_tokens) ids in total (+5 context ids per entry),
 //                     each with a logprob and 20 top alternatives;
 //                     text is ids times the longest vocabulary piece, plus a stop string each
+//   Activations       (pipeline stages only) T tokens of the model's hidden width in floats
 // The byte size of each message for given array counts is the message's own
 // Bytes() (transport/messages.h), the function its writer uses.
 // Stateless functions; thread-safe.
@@ -41,6 +42,8 @@ struct PipelineLimits {
   int64_t chunked_prefill_size = 0;  // <= 0: no chunking
   int64_t max_prefill_tokens = 0;
   int64_t max_total_tokens = 0;
+  int64_t hidden_dim = 0;         // the model's embedding width (pipeline stages pass [tokens][dim])
+  bool pipeline_stages = false;   // a worker has pp_size > 1
 };
 
 // The scheduler node's limits (its parameters, else SchedulerConfig defaults) and the model's
@@ -58,6 +61,7 @@ struct MessageBounds {
   uint64_t forward_result = 0;
   uint64_t batch_token_id_out = 0;
   uint64_t batch_str_out = 0;
+  uint64_t activations = 0;  // T tokens of hidden state; 0 without pipeline stages
   uint64_t largest() const;
   std::string ToString() const;
 };

@@ -6,6 +6,7 @@
 
 namespace radixserve::nodes {
 
+using transport::ActivationsMsg;
 using transport::ForwardBatchMsg;
 using transport::ForwardReqWire;
 using transport::ForwardResultMsg;
@@ -117,6 +118,36 @@ Status EncodeForwardResult(const sched::ForwardResult& r, const Status& status, 
   }
   if (w.overflow()) return Status::OutOfRange("forward result does not fit its chunk");
   return Status::Ok();
+}
+
+size_t ActivationsBytes(size_t floats, const Status& status) {
+  return ActivationsMsg::Bytes(
+      {.floats = status.ok() ? floats : 0,
+       .error_bytes = status.ok() ? 0 : std::min(status.message().size(), ActivationsMsg::kMaxErrorBytes)});
+}
+
+Status EncodeActivations(uint64_t batch_id, uint32_t dim, std::span<const float> hidden, const Status& status,
+                         void* buf, size_t cap) {
+  MessageWriter<ActivationsMsg> w(buf, cap);
+  ActivationsMsg* m = w.msg();
+  m->batch_id = batch_id;
+  m->status_code = static_cast<int32_t>(status.code());
+  m->dim = dim;
+  if (status.ok()) {
+    w.template Copy<float>(m->hidden, hidden);
+  } else {
+    std::string_view msg(status.message());
+    msg = msg.substr(0, ActivationsMsg::kMaxErrorBytes);
+    w.template Copy<char>(m->error, std::span<const char>(msg.data(), msg.size()));
+  }
+  if (w.overflow()) return Status::OutOfRange("activations do not fit their chunk");
+  return Status::Ok();
+}
+
+Status ActivationsStatus(const ActivationsMsg* m) {
+  if (m->status_code == 0) return Status::Ok();
+  auto err = transport::ArrayOf<char>(m, m->error);
+  return Status(static_cast<StatusCode>(m->status_code), std::string(err.begin(), err.end()));
 }
 
 Status DecodeForwardResult(const ForwardResultMsg* m, sched::ForwardResult* r) {

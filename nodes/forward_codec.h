@@ -25,4 +25,12 @@ Status EncodeForwardResult(const sched::ForwardResult& r, const Status& status, 
 // Reads a validated message; returns the worker's status (its error, if the batch failed).
 Status DecodeForwardResult(const transport::ForwardResultMsg* m, sched::ForwardResult* r);
 
+// A pipeline stage's output (ActivationsMsg): `hidden` is [tokens][dim]; a failed step sends
+// `status` and no floats.
+size_t ActivationsBytes(size_t floats, const Status& status);
+Status EncodeActivations(uint64_t batch_id, uint32_t dim, std::span<const float> hidden, const Status& status,
+                         void* buf, size_t cap);
+// The stage's status as sent (its error, if its step failed).
+Status ActivationsStatus(const transport::ActivationsMsg* m);
+
 }  // namespace radixserve::nodes

@@ -14,6 +14,7 @@ const char* MessageKindName(MessageKind kind) noexcept {
     case MessageKind::kControl: return "Control";
     case MessageKind::kNodeStatus: return "NodeStatus";
     case MessageKind::kCacheEvents: return "CacheEvents";
+    case MessageKind::kActivations: return "Activations";
     case MessageKind::kTest: return "Test";
   }
   return "Unknown";

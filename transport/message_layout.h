@@ -33,6 +33,7 @@ enum class MessageKind : uint16_t {
   kControl = 7,  // a serialized Protobuf control message follows the header
   kNodeStatus = 8,
   kCacheEvents = 9,
+  kActivations = 10,
   kTest = 100,
 };
 const char* MessageKindName(MessageKind kind) noexcept;

@@ -146,4 +146,13 @@ Result<const CacheEventsMsg*> ValidateCacheEvents(const void* bytes, size_t size
   return m;
 }
 
+Result<const ActivationsMsg*> ValidateActivations(const void* bytes, size_t size) noexcept {
+  RS_ASSIGN_OR_RETURN(const ActivationsMsg* m, Header<ActivationsMsg>(bytes, size));
+  if (m->dim == 0 || m->dim > ActivationsMsg::kMaxDim) return Status::Corrupt("activations: dim out of range");
+  RS_RETURN_IF_ERROR(ValidateArray<float>(m, m->hidden, UINT32_MAX, "hidden"));
+  RS_RETURN_IF_ERROR(ValidateArray<char>(m, m->error, ActivationsMsg::kMaxErrorBytes, "error"));
+  if (m->hidden.count % m->dim != 0) return Status::Corrupt("activations: hidden is not a whole number of tokens");
+  return m;
+}
+
 }  // namespace radixserve::transport

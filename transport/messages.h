@@ -5,6 +5,7 @@
 //   worker ──ForwardResultMsg──► scheduler ──BatchTokenIdOutMsg──► detokenizer ──BatchStrOutMsg──► api
 //   every node ──NodeStatusMsg──► whoever watches (api, launcher)
 //   scheduler ──CacheEventsMsg──► a data-parallel router (the api node)
+//   pipeline stage r ──ActivationsMsg──► stage r + 1 (the last stage answers with ForwardResultMsg)
 //
 // Each Validate* checks the header and every array against the received size and the limits
 // below before anything is read; a message that fails is logged and dropped, never trusted.
@@ -241,6 +242,27 @@ struct CacheEventsMsg {
   static constexpr size_t Bytes(const Counts& c);
 };
 
+// One pipeline stage's output for one forward batch: the residual stream after its last layer for
+// the batch's new tokens ([tokens][dim]), which the next stage goes on from. A stage whose step
+// failed sends the error instead, and the last stage answers the scheduler with it.
+struct ActivationsMsg {
+  static constexpr MessageKind kKind = MessageKind::kActivations;
+  static constexpr uint16_t kLayoutVersion = 1;
+  MessageHeader header;
+  uint64_t batch_id;
+  int32_t status_code;  // 0 ok; otherwise StatusCode and `error` holds the message
+  uint32_t dim;         // floats per token
+  ArrayRef hidden;      // float, tokens × dim
+  ArrayRef error;       // char
+
+  static constexpr size_t kMaxErrorBytes = 4096;  // a longer stage error is cut
+  static constexpr uint32_t kMaxDim = 1u << 16;
+  struct Counts {
+    uint64_t floats = 0, error_bytes = 0;
+  };
+  static constexpr size_t Bytes(const Counts& c);
+};
+
 // A control-plane message: a serialized control::ControlRequest or ControlReply.
 struct ControlMsg {
   static constexpr MessageKind kKind = MessageKind::kControl;
@@ -275,6 +297,10 @@ constexpr size_t BatchStrOutMsg::Bytes(const Counts& c) {
                                       c.top * sizeof(float)});
 }
 
+constexpr size_t ActivationsMsg::Bytes(const Counts& c) {
+  return MessageSize<ActivationsMsg>({c.floats * sizeof(float), c.error_bytes});
+}
+
 constexpr size_t CacheEventsMsg::Bytes(const Counts& c) {
   return MessageSize<CacheEventsMsg>({c.events * sizeof(CacheEventWire), c.tokens * sizeof(int32_t), c.ns_bytes});
 }
@@ -291,5 +317,6 @@ Result<const BatchStrOutMsg*> ValidateBatchStrOut(const void* bytes, size_t size
 Result<const NodeStatusMsg*> ValidateNodeStatus(const void* bytes, size_t size) noexcept;
 Result<const ControlMsg*> ValidateControl(const void* bytes, size_t size) noexcept;
 Result<const CacheEventsMsg*> ValidateCacheEvents(const void* bytes, size_t size) noexcept;
+Result<const ActivationsMsg*> ValidateActivations(const void* bytes, size_t size) noexcept;
 
 }  // namespace radixserve::transport

@@ -31,6 +31,8 @@ inline constexpr const char* kStrOut = "str_out";              // detokenizer �
 inline constexpr const char* kControl = "control";             // api → scheduler (Protobuf)
 inline constexpr const char* kControlReply = "control_reply";  // scheduler → api (Protobuf)
 inline constexpr const char* kCacheEvents = "cache_events";    // scheduler → data-parallel router (api)
+// Pipeline stage r → stage r + 1: kActivationsPrefix followed by r + 1 ("activations_1", ...).
+inline constexpr const char* kActivationsPrefix = "activations_";
 }  // namespace topics
 
 // Maps topic names (and "ns/name" pairs) to replacements. Applied once when a channel is opened.

@@ -47,8 +47,16 @@ Result<std::unique_ptr<LlamaModel>> LlamaModel::Load(std::shared_ptr<const gguf:
   m->collective_ = options.collective;
   const int rank = m->collective_ ? m->collective_->rank() : 0, size = m->collective_ ? m->collective_->size() : 1;
   RS_ASSIGN_OR_RETURN(m->shard_, TpShard::For(m->config_, rank, size));
+  const int layers = m->config_.num_layers;
+  m->layer_begin_ = options.layer_begin;
+  m->layer_end_ = options.layer_end < 0 ? layers : options.layer_end;
+  if (m->layer_begin_ < 0 || m->layer_begin_ >= m->layer_end_ || m->layer_end_ > layers)
+    return Status::InvalidArgument("layer range [" + std::to_string(m->layer_begin_) + ", " +
+                                   std::to_string(m->layer_end_) + ") is not a non-empty part of the model's " +
+                                   std::to_string(layers) + " layers");
   m->kv_config_ = m->config_;
   m->kv_config_.num_kv_heads = m->shard_.kv_heads;
+  m->kv_config_.num_layers = m->layer_end_ - m->layer_begin_;
   RS_RETURN_IF_ERROR(m->LoadWeights());
   if (size > 1) RS_RETURN_IF_ERROR(m->ShardWeights());
   // OpenBLAS runs single-threaded inside our pool's tasks (see matmul.h).
@@ -114,6 +122,7 @@ Status LlamaModel::LoadWeights() {
       RS_ASSIGN_OR_RETURN(L.w_up, matrix(p + "ffn_up.weight", c.ffn_dim, c.dim));
     }
     RS_ASSIGN_OR_RETURN(L.w_down, matrix(p + "ffn_down.weight", c.dim, c.ffn_dim));
+    if (l < layer_begin_ || l >= layer_end_) L = Layer{};  // checked, not kept: another stage runs it
   }
   // A tensor the forward pass does not read means a layout it does not know: refuse, never run wrongly.
   for (const gguf::TensorInfo& t : f.tensors())
@@ -157,7 +166,7 @@ Status LlamaModel::Validate(std::span<const SequenceInput> seqs, const KvCache& 
                             const ForwardOptions& options, int64_t* total_tokens) const {
   const LlamaConfig& c = config_;
   if (seqs.empty()) return Status::InvalidArgument("Forward: empty batch");
-  if (kv.num_layers() != c.num_layers || kv.kv_dim() != kv_config_.kv_dim())
+  if (kv.num_layers() != kv_config_.num_layers || kv.kv_dim() != kv_config_.kv_dim())
     return Status::InvalidArgument("Forward: KV cache shape does not match the model");
   int64_t total = 0;
   for (size_t s = 0; s < seqs.size(); ++s) {
@@ -183,6 +192,19 @@ Status LlamaModel::Validate(std::span<const SequenceInput> seqs, const KvCache& 
                                        std::to_string(c.vocab_size) + ")");
     total += static_cast<int64_t>(in.new_tokens.size());
   }
+  const int64_t hidden = total * c.dim;
+  if (!first_stage() && static_cast<int64_t>(options.hidden_in.size()) != hidden)
+    return Status::InvalidArgument("Forward: this pipeline stage starts at layer " + std::to_string(layer_begin_) +
+                                   " and needs " + std::to_string(hidden) + " floats of hidden state, got " +
+                                   std::to_string(options.hidden_in.size()));
+  if (!last_stage()) {
+    if (static_cast<int64_t>(options.hidden_out.size()) != hidden)
+      return Status::InvalidArgument("Forward: this pipeline stage ends before layer " + std::to_string(layer_end_) +
+                                     " and writes " + std::to_string(hidden) + " floats of hidden state, got room for " +
+                                     std::to_string(options.hidden_out.size()));
+    *total_tokens = total;
+    return Status::Ok();
+  }
   const int64_t rows = options.all_logits ? total : static_cast<int64_t>(seqs.size());
   if (static_cast<int64_t>(logits.size()) != rows * c.vocab_size)
     return Status::InvalidArgument("Forward: logits has " + std::to_string(logits.size()) + " floats, expected " +
@@ -199,7 +221,7 @@ void LlamaModel::Attention(int layer, std::span<const SequenceInput> seqs, KvCac
   const int64_t qd = int64_t{shard_.q_heads} * c.head_dim;
   const int hd = c.head_dim;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  const kernels::KvLayerView view = kv.Layer(layer);
+  const kernels::KvLayerView view = kv.Layer(layer - layer_begin_);
   const float* q = ws.q.data();
   float* out = ws.attn.data();
   pool_->ParallelFor(T * kv_heads, [&](int64_t task, int thread) {
@@ -269,9 +291,11 @@ Status LlamaModel::Forward(std::span<const SequenceInput> seqs, KvCache& kv, std
       token_seq[t] = static_cast<int32_t>(s);
       token_pos[t] = pos;
       token_slot[t] = in.slots[pos];
-      kernels::DequantizeRows(token_embd_, in.new_tokens[i], in.new_tokens[i] + 1, x + t * dim);
-      if (c.embedding_scale != 1.0f)
-        for (int64_t j = 0; j < dim; ++j) x[t * dim + j] *= c.embedding_scale;
+      if (first_stage()) {
+        kernels::DequantizeRows(token_embd_, in.new_tokens[i], in.new_tokens[i] + 1, x + t * dim);
+        if (c.embedding_scale != 1.0f)
+          for (int64_t j = 0; j < dim; ++j) x[t * dim + j] *= c.embedding_scale;
+      }
       const float p = static_cast<float>(pos) / c.rope_linear_scale;
       float* cs = cos_sin + t * c.rope_dim;
       for (int j = 0; j < half_rot; ++j) {
@@ -282,6 +306,7 @@ Status LlamaModel::Forward(std::span<const SequenceInput> seqs, KvCache& kv, std
     }
   }
 
+  if (!first_stage()) std::copy(options.hidden_in.begin(), options.hidden_in.end(), x);
   auto* const rope = c.rope_style == RopeStyle::kNeox ? &kernels::RopeNeox : &kernels::RopeNorm;
   auto* const activation = c.ffn_activation == FfnActivation::kGeluTanh ? &kernels::GeluMul : &kernels::SiluMul;
   kernels::MatMulScratch& mm = *matmul_scratch_;
@@ -295,9 +320,9 @@ Status LlamaModel::Forward(std::span<const SequenceInput> seqs, KvCache& kv, std
   };
   for_tokens([&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i)
-      kernels::RmsNorm(x + i * dim, layers_[0].attn_norm.data(), c.rms_eps, xn + i * dim, dim);
+      kernels::RmsNorm(x + i * dim, layers_[layer_begin_].attn_norm.data(), c.rms_eps, xn + i * dim, dim);
   });
-  for (int l = 0; l < c.num_layers; ++l) {
+  for (int l = layer_begin_; l < layer_end_; ++l) {
     const Layer& L = layers_[l];
     const kernels::MatMulOutput qkv[] = {{&L.wq, q}, {&L.wk, k}, {&L.wv, v}};
     kernels::MatMulShared(qkv, xn, T, mm, pool);
@@ -311,7 +336,7 @@ Status LlamaModel::Forward(std::span<const SequenceInput> seqs, KvCache& kv, std
         }
         rope(q + i * qd, q_heads, c.head_dim, c.rope_dim, cs);
         rope(k + i * kvd, kv_heads, c.head_dim, c.rope_dim, cs);
-        kv.Write(l, token_slot[i], k + i * kvd, v + i * kvd);
+        kv.Write(l - layer_begin_, token_slot[i], k + i * kvd, v + i * kvd);
       }
     });
     Attention(l, seqs, kv, T);
@@ -326,7 +351,7 @@ Status LlamaModel::Forward(std::span<const SequenceInput> seqs, KvCache& kv, std
     kernels::MatMulShared(gate_up, xn, T, mm, pool);
     for_tokens([&](int64_t b, int64_t e) { activation(gate + b * ffn, up + b * ffn, gate + b * ffn, (e - b) * ffn); });
     RS_RETURN_IF_ERROR(Project(L.w_down, gate, ffn, T, xn));
-    const float* next_norm = l + 1 < c.num_layers ? layers_[l + 1].attn_norm.data() : nullptr;
+    const float* next_norm = l + 1 < layer_end_ ? layers_[l + 1].attn_norm.data() : nullptr;
     for_tokens([&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
         kernels::Axpy(1.0f, xn + i * dim, x + i * dim, dim);  // residual
@@ -335,6 +360,10 @@ Status LlamaModel::Forward(std::span<const SequenceInput> seqs, KvCache& kv, std
     });
   }
 
+  if (!last_stage()) {  // the next stage goes on from the residual stream
+    std::copy(x, x + T * dim, options.hidden_out.begin());
+    return Status::Ok();
+  }
   if (options.all_logits) {
     for (int64_t i = 0; i < T; ++i) kernels::RmsNorm(x + i * dim, output_norm_.data(), c.rms_eps, xn + i * dim, dim);
     kernels::MatMul(output_, xn, T, logits.data(), mm, pool);

@@ -42,6 +42,10 @@ struct ModelOptions {
   // Null: the whole model.
   // Not owned; it must outlive the model.
   Collective* collective = nullptr;
+  // Pipeline parallelism: this stage runs layers [layer_begin, layer_end) (-1: through the last).
+  // The first stage embeds tokens, the last one computes logits; its KV cache holds its layers only.
+  int layer_begin = 0;
+  int layer_end = -1;
 };
 
 struct SequenceInput {
@@ -56,6 +60,11 @@ struct ForwardOptions {
   bool all_logits = false;
   // Tensor parallelism: the step's id, the same on every rank (the forward batch's id).
   uint64_t step = 0;
+  // Pipeline parallelism: the residual stream entering this stage's first layer, [T][dim] for the
+  // T new tokens in order (required unless this stage is the first), and where it leaves this
+  // stage's last layer (required unless this stage is the last; `logits` is then empty).
+  std::span<const float> hidden_in;
+  std::span<float> hidden_out;
 };
 
 class LlamaModel {
@@ -72,6 +81,11 @@ class LlamaModel {
     return KvCache::Create(kv_config_, num_slots, kv_type_);
   }
   const TpShard& shard() const { return shard_; }
+  // The layers this instance runs, [layer_begin, layer_end); all of them without pipeline stages.
+  int layer_begin() const { return layer_begin_; }
+  int layer_end() const { return layer_end_; }
+  bool first_stage() const { return layer_begin_ == 0; }
+  bool last_stage() const { return layer_end_ == config_.num_layers; }
 
   // Runs the batch; see the class comment. Invalid inputs give InvalidArgument
   // and leave the KV cache untouched.
@@ -101,6 +115,7 @@ class LlamaModel {
   LlamaConfig kv_config_;  // config_ with this rank's K/V heads: the shape of its KV cache
   TpShard shard_;
   Collective* collective_ = nullptr;
+  int layer_begin_ = 0, layer_end_ = 0;
   KvType kv_type_ = KvType::kF32;
   kernels::WeightView token_embd_, output_;
   std::vector<float> output_norm_;

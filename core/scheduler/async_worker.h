@@ -1,6 +1,9 @@
 // AsyncWorker: runs a Worker on its own thread for the overlap loop. Batches
 // are executed strictly in submission order; Wait returns one batch's status
 // once its result is ready. Submit/Wait are called from the scheduler thread.
+// A pipelined worker (pipeline_depth() > 1) gets a second thread: one sends
+// each batch as soon as it is submitted, the other receives results in order,
+// so that several batches are at the worker's stages at once.
 #pragma once
 
 #include <condition_variable>
@@ -29,13 +32,18 @@ class AsyncWorker {
 
  private:
   void Loop();
+  void ReceiveLoop();  // pipelined workers only
 
   Worker* worker_;
+  const bool pipelined_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Job*> queue_;
+  std::deque<Job*> sent_;  // pipelined: sent, result not yet received
+  bool sending_ = false;   // pipelined: a job is between the queue and sent_
   bool stop_ = false;
   std::thread thread_;
+  std::thread receiver_;
 };
 
 }  // namespace radixserve::sched

@@ -47,6 +47,12 @@ Scheduler::Scheduler(const SchedulerConfig& config, Worker* worker, CachePtr cac
   if (config_.per_req_token_overhead < 0) config_.per_req_token_overhead = config_.page_size;
   config_.max_total_tokens = alloc_->size();
   cache_->Attach({alloc_.get(), config_.page_size, cache_events_});
+  pipeline_depth_ = std::max(1, worker_->pipeline_depth());
+  if (pipeline_depth_ > 1 && config_.enable_mixed_chunk) {
+    // A mixed batch would carry every running request, also those whose last step is still at a stage.
+    LOG(WARNING) << "mixed chunks are off: the worker has " << pipeline_depth_ << " pipeline stages";
+    config_.enable_mixed_chunk = false;
+  }
   if (config_.overlap) async_ = std::make_unique<AsyncWorker>(worker_);
   now_ = MonotonicSeconds;
 }
@@ -130,7 +136,16 @@ Status Scheduler::StepOverlap(bool* did_work) {
                           last_batch_ != nullptr && last_batch_->is_extend();
   if (no_overlap) RS_RETURN_IF_ERROR(PopAndProcess());
   if (batch != nullptr) RS_RETURN_IF_ERROR(RunBatch(batch));
-  if (!inflight_.empty() && inflight_.front() != current_) {
+  if (pipeline_depth_ > 1) {
+    // Pipeline stages: up to one micro-batch per stage at the worker, plus the one just launched;
+    // the oldest result is awaited once that many are out, or when nothing else could be launched.
+    const bool full = inflight_.size() > static_cast<size_t>(pipeline_depth_);
+    if (!inflight_.empty() && (full || batch == nullptr)) {
+      RS_RETURN_IF_ERROR(PopAndProcess());
+    } else if (batch == nullptr) {
+      RS_RETURN_IF_ERROR(OnIdle());
+    }
+  } else if (!inflight_.empty() && inflight_.front() != current_) {
     RS_RETURN_IF_ERROR(PopAndProcess());
   } else if (batch == nullptr) {
     RS_RETURN_IF_ERROR(OnIdle());
@@ -176,6 +191,7 @@ Status Scheduler::RunBatch(ScheduleBatch* batch) {
   }
   stats_.max_running = std::max<int32_t>(stats_.max_running, static_cast<int32_t>(batch->size()));
   inflight_.push_back(f);
+  stats_.max_inflight = std::max<int32_t>(stats_.max_inflight, static_cast<int32_t>(inflight_.size()));
   f->job.batch = &f->fb;
   f->job.result = &f->result;
   if (async_) {
@@ -901,11 +917,31 @@ Status Scheduler::UpdateRunningBatch(ScheduleBatch** out) {
     ratio_.DecayStep();
   }
   if (running_.size() != before) running_.batch_is_full = false;
+  if (pipeline_depth_ > 1) return PipelineDecodeBatch(out);
   AcquireInflight();
   running_.mode = ForwardMode::kDecode;
   RS_RETURN_IF_ERROR(preparer_.PrepareForDecode(running_.reqs, cache_.get(), &current_->fb));
   RecordEntries(running_.reqs, /*decode=*/true);
   *out = &running_;
+  return Status::Ok();
+}
+
+// A decode micro-batch for a pipelined worker: running requests with no step in flight (their
+// last token is known, so no stage waits for another), at most a 1/depth share of the running
+// batch, so that the stages work on disjoint micro-batches at once.
+Status Scheduler::PipelineDecodeBatch(ScheduleBatch** out) {
+  const size_t share = (running_.size() + static_cast<size_t>(pipeline_depth_) - 1) / static_cast<size_t>(pipeline_depth_);
+  micro_batch_.Clear();
+  for (Req* r : running_.reqs) {
+    if (micro_batch_.size() == share) break;
+    if (r->inflight_batches == 0 && !r->finished()) micro_batch_.reqs.push_back(r);
+  }
+  if (micro_batch_.empty()) return Status::Ok();  // every running request has a step at a stage
+  AcquireInflight();
+  micro_batch_.mode = ForwardMode::kDecode;
+  RS_RETURN_IF_ERROR(preparer_.PrepareForDecode(micro_batch_.reqs, cache_.get(), &current_->fb));
+  RecordEntries(micro_batch_.reqs, /*decode=*/true);
+  *out = &micro_batch_;
   return Status::Ok();
 }
 

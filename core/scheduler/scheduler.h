@@ -3,7 +3,9 @@
 // swaps (the iteration boundary), receive requests, get the next batch
 // (prefill first, otherwise decode with retraction), run it, process its
 // result (append, finish, cache, stream). The overlap loop launches batch N+1
-// on a worker thread before processing batch N's result.
+// on a worker thread before processing batch N's result. With a pipelined
+// worker (pipeline stages) it keeps one micro-batch per stage in flight, each
+// decode micro-batch a disjoint part of the running batch.
 //
 // Submit/Abort/Swap* are thread-safe (they queue for the next iteration);
 // Step/RunUntilIdle and the queries must be called from one thread.
@@ -81,6 +83,7 @@ struct SchedulerStats {
   int64_t running_timeouts = 0;   // requests aborted by running_timeout_s
   int64_t chunk_caps = 0;         // chunk continuations capped (policy limit or fair prefill)
   int64_t fair_skips = 0;         // waiters passed over by fair prefill (a chunk was busy), later ones admitted
+  int32_t max_inflight = 0;       // most batches launched and not yet processed at once
 };
 
 // Prompt tokens of one cache salt: served from its cache namespace, and computed.
@@ -181,6 +184,7 @@ class Scheduler {
   void MergeLastBatch();
   Status GetNewBatchPrefill(ScheduleBatch** out);
   Status UpdateRunningBatch(ScheduleBatch** out);
+  Status PipelineDecodeBatch(ScheduleBatch** out);
   bool PreemptToSchedule(Req* req, PrefillAdder* adder);
 
   // ---- request bookkeeping ----
@@ -233,6 +237,8 @@ class Scheduler {
   std::vector<Req*> waiting_;
   ScheduleBatch running_;
   ScheduleBatch prefill_;
+  ScheduleBatch micro_batch_;  // a pipelined worker's decode micro-batch (a part of running_)
+  int pipeline_depth_ = 1;     // the worker's (Worker::pipeline_depth)
   ScheduleBatch* last_batch_ = nullptr;
   Req* chunked_req_ = nullptr;
   bool pending_chunked_abort_ = false;

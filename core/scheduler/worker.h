@@ -83,6 +83,21 @@ class Worker {
   virtual Status Forward(const ForwardBatch& batch, ForwardResult* result) = 0;
   // Request states held now (created, not yet released); -1 when the worker does not count them.
   virtual int32_t request_states() const { return -1; }
+
+  // Pipeline stages: how many batches the worker runs at once (one per stage). A worker deeper
+  // than 1 also takes batches without waiting for their results: Send hands one over, Receive
+  // waits for the result of the oldest one sent and not yet received (Forward is the two in a
+  // row). Send is called from one thread and Receive from another; each from one at a time.
+  virtual int pipeline_depth() const { return 1; }
+  virtual Status Send(const ForwardBatch& batch) {
+    (void)batch;
+    return Status::Unsupported("this worker runs one batch at a time (pipeline depth 1)");
+  }
+  virtual Status Receive(const ForwardBatch& batch, ForwardResult* result) {
+    (void)batch;
+    (void)result;
+    return Status::Unsupported("this worker runs one batch at a time (pipeline depth 1)");
+  }
 };
 
 }  // namespace radixserve::sched

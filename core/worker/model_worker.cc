@@ -44,15 +44,20 @@ Result<ModelWorker::RequestState*> ModelWorker::StateFor(const sched::ForwardBat
   return raw;
 }
 
-Status ModelWorker::Forward(const sched::ForwardBatch& batch, sched::ForwardResult* result) {
-  Status s = RunStep(batch, result);
+Status ModelWorker::ForwardStage(const sched::ForwardBatch& batch, std::span<const float> hidden_in,
+                                 std::vector<float>* hidden_out, sched::ForwardResult* result) {
+  Status s = RunStep(batch, hidden_in, hidden_out, result);
   // Releases apply whatever the step's outcome: the scheduler recycles those requests either way.
-  for (uint64_t rid : batch.released_rids) states_.erase(rid);
+  ApplyReleases(batch);
   return s;
 }
 
-Status ModelWorker::RunStep(const sched::ForwardBatch& batch, sched::ForwardResult* result) {
+Status ModelWorker::RunStep(const sched::ForwardBatch& batch, std::span<const float> hidden_in,
+                            std::vector<float>* hidden_out, sched::ForwardResult* result) {
   result->batch_id = batch.batch_id;
+  if (!model_->last_stage() && hidden_out == nullptr)
+    return Status::FailedPrecondition("model worker: a pipeline stage before the last needs somewhere to put its output");
+  if (hidden_out) hidden_out->clear();
   if (batch.reqs.empty()) {  // a batch that only carries releases
     result->next_token_ids.clear();
     result->logprobs.clear();
@@ -84,9 +89,16 @@ Status ModelWorker::RunStep(const sched::ForwardBatch& batch, sched::ForwardResu
     s.slots = std::span<const int32_t>(row, f.prefix_len + f.extend_len);
     seqs_.push_back(s);
   }
-  logits_.resize(static_cast<size_t>(batch.reqs.size()) * vocab);
   model::ForwardOptions fo;
   fo.step = batch.batch_id;  // tensor-parallel ranks match their all-reduces by it
+  fo.hidden_in = hidden_in;
+  if (!model_->last_stage()) {  // the stages after this one sample
+    hidden_out->resize(tokens_.size() * static_cast<size_t>(model_->config().dim));
+    fo.hidden_out = *hidden_out;
+    result->next_token_ids.clear();
+    return model_->Forward(seqs_, *kv_, {}, fo);
+  }
+  logits_.resize(static_cast<size_t>(batch.reqs.size()) * vocab);
   RS_RETURN_IF_ERROR(model_->Forward(seqs_, *kv_, logits_, fo));
 
   result->next_token_ids.resize(batch.reqs.size());

@@ -41,7 +41,19 @@ class ModelWorker final : public sched::Worker {
   static Result<std::unique_ptr<ModelWorker>> Create(std::shared_ptr<model::LlamaModel> model, const WorkerShape& s) {
     return Create(std::move(model), s.num_slots, s.num_rows, s.max_context_len);
   }
-  Status Forward(const sched::ForwardBatch& batch, sched::ForwardResult* result) override;
+  Status Forward(const sched::ForwardBatch& batch, sched::ForwardResult* result) override {
+    return ForwardStage(batch, {}, nullptr, result);
+  }
+  // One pipeline stage's step (the model's layer range): a stage after the first starts from
+  // `hidden_in` ([new tokens][dim], from the stage before); a stage before the last leaves the
+  // residual stream in *hidden_out and samples nothing (result->next_token_ids is empty).
+  Status ForwardStage(const sched::ForwardBatch& batch, std::span<const float> hidden_in,
+                      std::vector<float>* hidden_out, sched::ForwardResult* result);
+  const model::LlamaModel& model() const { return *model_; }
+  // Drops the states of the batch's released requests (what a step does after running).
+  void ApplyReleases(const sched::ForwardBatch& batch) {
+    for (uint64_t rid : batch.released_rids) states_.erase(rid);
+  }
 
   // Tokens EOS-like for min_new_tokens: not sampled before that many tokens were generated.
   void set_end_of_generation_ids(std::vector<int32_t> ids) { eog_ids_ = std::move(ids); }
@@ -59,7 +71,8 @@ class ModelWorker final : public sched::Worker {
   ModelWorker() = default;
   Result<RequestState*> StateFor(const sched::ForwardBatch& batch, const sched::ForwardReq& f,
                                  std::span<const int32_t> new_tokens);
-  Status RunStep(const sched::ForwardBatch& batch, sched::ForwardResult* result);
+  Status RunStep(const sched::ForwardBatch& batch, std::span<const float> hidden_in, std::vector<float>* hidden_out,
+                 sched::ForwardResult* result);
 
   std::shared_ptr<model::LlamaModel> model_;
   std::unique_ptr<model::KvCache> kv_;

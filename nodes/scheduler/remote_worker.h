@@ -3,7 +3,8 @@
 // and blocks until the worker's ForwardResult with the same batch id arrives
 // (or a timeout). It keeps no request state: the batch carries it (worker.h).
 // Forward is called from one thread at a time (the scheduler's worker
-// thread); the loss and overhead queries may be called from another.
+// thread); the loss and overhead queries may be called from another. With
+// pipeline stages, Send and Receive each run on a thread of their own.
 #pragma once
 
 #include <chrono>
@@ -28,9 +29,15 @@ class RemoteWorker final : public sched::Worker {
                                                       const transport::Topic& result_topic,
                                                       const transport::Topic& status_topic,
                                                       const transport::ChannelOptions& options,
-                                                      std::chrono::milliseconds timeout);
+                                                      std::chrono::milliseconds timeout,
+                                                      int pipeline_depth = 1);
 
   Status Forward(const sched::ForwardBatch& batch, sched::ForwardResult* result) override;
+  // Pipeline stages (pipeline_depth > 1): the batch topic reaches every stage, and the last one
+  // answers; results come back in the order the batches were sent.
+  int pipeline_depth() const override { return pipeline_depth_; }
+  Status Send(const sched::ForwardBatch& batch) override;
+  Status Receive(const sched::ForwardBatch& batch, sched::ForwardResult* result) override;
   // True once a worker subscribed to the batch topic.
   bool WorkerConnected() const { return pub_->HasSubscribers(); }
   // True once per loss of the worker (its subscription vanished: it died or was restarted) since the
@@ -64,6 +71,11 @@ class RemoteWorker final : public sched::Worker {
   // Reads node_status; true when a worker (by name) runs in another process than it did before.
   bool WorkerRestarted();
   std::chrono::milliseconds timeout_{60000};
+  int pipeline_depth_ = 1;
+  std::atomic<uint64_t> last_sent_{0};     // the newest batch id published (Send's thread)
+  std::atomic<uint64_t> lost_through_{0};  // batches up to this id went down with a lost worker
+  void MarkLost();
+  transport::Received held_;  // a result for a later batch than the one awaited (Receive's thread)
   std::atomic<bool> lost_{false};
   std::atomic<int32_t> worker_request_states_{-1};
   bool was_connected_ = false;              // TakeWorkerLost's last observation

@@ -48,6 +48,8 @@ SchedulerNode::SchedulerNode(NodeContext ctx) : Node(std::move(ctx)) {
   p.DeclareDouble("running_timeout_s", d.running_timeout_s, 0, 1e9, "abort requests running longer than this, 503 (0: off)", true);
   p.DeclareInt("worker_timeout_ms", 120000, 100, 3600000, "how long a forward step may take", true);
   p.DeclareInt("max_payload", 4 << 20, 4096, 1 << 30, "largest shared-memory chunk in bytes", true);
+  p.DeclareInt("pp_size", 1, 1, 64,
+               "pipeline stages of the worker (its workers' pp_size): one decode micro-batch in flight per stage", true);
 }
 
 SchedulerNode::~SchedulerNode() { Shutdown(); }
@@ -104,12 +106,18 @@ Status SchedulerNode::OnConfigure() {
   o.policy = params().GetString("policy");
   o.config = BuildConfig();
 
+  const int pp_size = static_cast<int>(params().GetInt("pp_size"));
+  if (pp_size > 1 && o.config.enable_mixed_chunk)
+    return Status::InvalidArgument("enable_mixed_chunk cannot be used with pp_size " + std::to_string(pp_size) +
+                                   ": a mixed batch would hold requests whose last step is still at a stage");
+  if (pp_size > 1 && !o.config.overlap)
+    LOG(WARNING) << name() << ": overlap is off, so the " << pp_size << " pipeline stages run one batch at a time";
   transport::ChannelOptions opts;
   opts.max_payload = static_cast<uint32_t>(params().GetInt("max_payload"));
   RS_ASSIGN_OR_RETURN(worker_, RemoteWorker::Create(
                                    ResolveTopic(transport::topics::kForwardBatch),
                                    ResolveTopic(transport::topics::kForwardResult), ResolveTopic("node_status"), opts,
-                                   std::chrono::milliseconds(params().GetInt("worker_timeout_ms"))));
+                                   std::chrono::milliseconds(params().GetInt("worker_timeout_ms")), pp_size));
   RS_ASSIGN_OR_RETURN(requests_, transport::Subscriber::Create(ResolveTopic(transport::topics::kRequests), opts));
   RS_ASSIGN_OR_RETURN(control_, transport::Subscriber::Create(ResolveTopic(transport::topics::kControl), opts));
   RS_ASSIGN_OR_RETURN(out_, transport::Publisher::Create(ResolveTopic(transport::topics::kTokenIdOut), opts));

@@ -193,6 +193,7 @@ std::string SchedulerService::StatsJson() const {
       {"cache_swaps_in_flight", swaps_in_flight_.size()},
       {"worker_known_requests", scheduler_->worker_states()},
       {"failed_batches", st.failed_batches},
+      {"max_inflight_batches", st.max_inflight},
   };
   // Per cache salt: salts are tenants' secrets, so they appear as a hash (SaltLabel), never as is.
   nlohmann::json salts = nlohmann::json::object();

@@ -25,6 +25,13 @@ class BatchHandler {
   // no batch id to answer.
   Result<Outcome> Handle(const void* data, size_t size);
 
+  // Handle in two halves, for a pipeline stage that runs the batch its own way in between:
+  // Decode validates and reads the message (the batch stays valid until the next Decode), and
+  // Finish shapes the outcome of the step that filled result() and returned `step`.
+  Result<const sched::ForwardBatch*> Decode(const void* data, size_t size);
+  sched::ForwardResult* result() { return &result_; }
+  Outcome Finish(Status step);
+
  private:
   sched::Worker* worker_;
   sched::ForwardBatch batch_;

@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 
 #include "core/model/llama_model.h"
+#include "core/model/pipeline_stage.h"
 #include "core/model/served_context.h"
 #include "core/scheduler/scheduler_config.h"
 #include "kernels/cpu/cpu_features.h"
@@ -26,6 +27,8 @@ WorkerNode::WorkerNode(NodeContext ctx) : Node(std::move(ctx)) {
                          "name of the ranks' shared-memory segment (empty: radixserve_tp_<namespace>)", {}, true);
   params().DeclareInt("tp_timeout_ms", 30000, 10, 3600000,
                       "how long a rank waits for the others in an all-reduce before the step fails", true);
+  params().DeclareInt("pp_size", 1, 1, 64, "pipeline stages: workers that each hold a contiguous range of layers", true);
+  params().DeclareInt("pp_rank", 0, 0, 63, "this worker's pipeline stage (the last one answers the scheduler)", true);
 }
 
 WorkerNode::~WorkerNode() { Shutdown(); }
@@ -40,6 +43,20 @@ Status WorkerNode::OnConfigure() {
   const int tp_size = static_cast<int>(params().GetInt("tp_size")), tp_rank = static_cast<int>(params().GetInt("tp_rank"));
   if (tp_rank >= tp_size)
     return Status::InvalidArgument("tp_rank " + std::to_string(tp_rank) + " is not below tp_size " + std::to_string(tp_size));
+  const int pp_size = static_cast<int>(params().GetInt("pp_size")), pp_rank = static_cast<int>(params().GetInt("pp_rank"));
+  if (pp_rank >= pp_size)
+    return Status::InvalidArgument("pp_rank " + std::to_string(pp_rank) + " is not below pp_size " + std::to_string(pp_size));
+  if (tp_size > 1 && pp_size > 1)
+    return Status::Unsupported("tensor and pipeline parallelism together (tp_size " + std::to_string(tp_size) +
+                               ", pp_size " + std::to_string(pp_size) + ") are not supported; use one of them");
+  if (pp_size > 1) {
+    RS_ASSIGN_OR_RETURN(model::LlamaConfig config, model::LlamaConfig::FromGguf(*shared));
+    RS_ASSIGN_OR_RETURN(model::StageLayers layers, model::PipelineStageLayers(config.num_layers, pp_rank, pp_size));
+    mo.layer_begin = layers.begin;
+    mo.layer_end = layers.end;
+    LOG(INFO) << name() << ": pipeline stage " << pp_rank << " of " << pp_size << ", layers [" << layers.begin << ", "
+              << layers.end << ") of " << config.num_layers;
+  }
   if (tp_size > 1) {
     std::string group = params().GetString("tp_group");
     if (group.empty()) group = ns();
@@ -65,12 +82,22 @@ Status WorkerNode::OnConfigure() {
   transport::ChannelOptions opts;
   opts.max_payload = static_cast<uint32_t>(params().GetInt("max_payload"));
   RS_ASSIGN_OR_RETURN(in_, transport::Subscriber::Create(ResolveTopic(transport::topics::kForwardBatch), opts));
-  // Every rank runs every batch (their samplers stay in step); rank 0 alone answers.
-  if (tp_rank == 0) {
+  RS_ASSIGN_OR_RETURN(waiter_, transport::Waiter::Create());
+  RS_RETURN_IF_ERROR(waiter_->Attach(*in_));
+  // Every stage receives every batch; each after the first also its predecessor's activations.
+  if (pp_rank > 0) {
+    RS_ASSIGN_OR_RETURN(act_in_, transport::Subscriber::Create(
+                                     ResolveTopic(transport::topics::kActivationsPrefix + std::to_string(pp_rank)), opts));
+    RS_RETURN_IF_ERROR(waiter_->Attach(*act_in_));
+  }
+  if (pp_rank + 1 < pp_size) {
+    RS_ASSIGN_OR_RETURN(act_out_, transport::Publisher::Create(
+                                      ResolveTopic(transport::topics::kActivationsPrefix + std::to_string(pp_rank + 1)), opts));
+  } else if (tp_rank == 0) {
+    // Every rank runs every batch (their samplers stay in step); rank 0 of the last stage answers.
     RS_ASSIGN_OR_RETURN(out_, transport::Publisher::Create(ResolveTopic(transport::topics::kForwardResult), opts));
   }
-  RS_ASSIGN_OR_RETURN(waiter_, transport::Waiter::Create());
-  return waiter_->Attach(*in_);
+  return Status::Ok();
 }
 
 Status WorkerNode::OnActivate() {
@@ -87,6 +114,10 @@ Status WorkerNode::OnCleanup() {
   waiter_.reset();
   in_.reset();
   out_.reset();
+  act_in_.reset();
+  act_out_.reset();
+  held_act_ = transport::Received();
+  stage_batch_ = nullptr;
   handler_.reset();
   worker_.reset();
   collective_.reset();
@@ -96,11 +127,113 @@ Status WorkerNode::OnCleanup() {
 void WorkerNode::Loop() {
   while (loop_.running()) {
     waiter_->Wait(std::chrono::milliseconds(200));
+    if (act_in_) {
+      RunStages();
+      continue;
+    }
     while (transport::Received r = in_->TryTake()) HandleBatch(r.data(), r.size());
   }
 }
 
+// A stage after the first: each batch waits for the previous stage's output for it. Batches and
+// activations both arrive in batch order, so they pair up front to front.
+void WorkerNode::RunStages() {
+  while (true) {
+    if (stage_batch_ == nullptr) {
+      transport::Received r = in_->TryTake();
+      if (!r) return;
+      auto batch = handler_->Decode(r.data(), r.size());
+      if (!batch.ok()) {  // the stages before dropped it too: no activations will come for it
+        ++dropped_messages_;
+        LOG(ERROR) << name() << ": dropped a malformed forward batch: " << batch.status().ToString();
+        continue;
+      }
+      stage_batch_ = *batch;
+    }
+    if (!held_act_) held_act_ = act_in_->TryTake();
+    if (!held_act_) return;
+    auto act = transport::ValidateActivations(held_act_.data(), held_act_.size());
+    if (!act.ok()) {
+      ++dropped_messages_;
+      LOG(ERROR) << name() << ": dropped malformed activations: " << act.status().ToString();
+      held_act_ = transport::Received();
+      continue;
+    }
+    const uint64_t id = stage_batch_->batch_id;
+    if ((*act)->batch_id < id) {  // for a batch this stage never received (it was malformed here)
+      held_act_ = transport::Received();
+      continue;
+    }
+    Status s;
+    std::span<const float> hidden;
+    if ((*act)->batch_id > id) {  // the stage before never ran this batch: answer it with an error
+      s = Status::Unavailable("pipeline stage " + std::to_string(params().GetInt("pp_rank") - 1) +
+                              " sent no output for batch " + std::to_string(id));
+    } else {
+      s = ActivationsStatus(*act);
+      hidden = transport::ArrayOf<float>(*act, (*act)->hidden);
+    }
+    RunStage(hidden, s);
+    if ((*act)->batch_id == id) held_act_ = transport::Received();
+    stage_batch_ = nullptr;
+  }
+}
+
+void WorkerNode::RunStage(std::span<const float> hidden_in, Status upstream) {
+  const sched::ForwardBatch& batch = *stage_batch_;
+  Status s = upstream;
+  if (s.ok()) {
+    s = worker_->ForwardStage(batch, hidden_in, &hidden_, handler_->result());
+  } else {
+    worker_->ApplyReleases(batch);
+  }
+  auto outcome = handler_->Finish(std::move(s));
+  if (!outcome.status.ok())
+    LOG(ERROR) << name() << ": forward step " << batch.batch_id << " failed: " << outcome.status.ToString();
+  if (act_out_) {
+    SendActivations(batch.batch_id, outcome.status);
+  } else if (out_) {
+    Reply(*outcome.result, outcome.status);
+  }
+}
+
+void WorkerNode::SendActivations(uint64_t batch_id, const Status& status) {
+  const uint32_t dim = static_cast<uint32_t>(worker_->model().config().dim);
+  Status sent = status;
+  size_t bytes = ActivationsBytes(hidden_.size(), sent);
+  auto chunk = act_out_->Loan(bytes);
+  if (!chunk.ok()) {  // the batch still ends: the next stages pass its error on to the scheduler
+    sent = Status(chunk.status().code(), "pipeline stage output for batch " + std::to_string(batch_id) + ": " +
+                                             chunk.status().message());
+    LOG(ERROR) << name() << ": " << sent.ToString();
+    bytes = ActivationsBytes(0, sent);
+    chunk = act_out_->Loan(bytes);
+    if (!chunk.ok()) {
+      LOG(ERROR) << name() << ": cannot pass batch " << batch_id << " on: " << chunk.status().ToString();
+      return;
+    }
+  }
+  if (Status s = EncodeActivations(batch_id, dim, hidden_, sent, *chunk, bytes); !s.ok()) {
+    act_out_->Release(*chunk);
+    LOG(ERROR) << name() << ": " << s.ToString();
+    return;
+  }
+  act_out_->Publish(*chunk);
+}
+
 void WorkerNode::HandleBatch(const void* data, size_t size) {
+  if (act_out_) {  // the first of several pipeline stages: it runs the batch and passes it on
+    auto batch = handler_->Decode(data, size);
+    if (!batch.ok()) {
+      ++dropped_messages_;
+      LOG(ERROR) << name() << ": dropped a malformed forward batch: " << batch.status().ToString();
+      return;
+    }
+    stage_batch_ = *batch;
+    RunStage({}, Status::Ok());
+    stage_batch_ = nullptr;
+    return;
+  }
   auto outcome = handler_->Handle(data, size);
   if (!outcome.ok()) {
     ++dropped_messages_;

@@ -2,6 +2,9 @@
 // runs one forward step per ForwardBatch from the scheduler, answering with a
 // ForwardResult (next token per request, logprobs when asked). A failed step
 // is answered with its error, so the scheduler never waits in vain.
+// With pipeline stages (pp_size > 1) each worker holds a range of layers: the
+// first embeds, every stage passes its residual stream on the activations
+// topic to the next, and the last samples and answers.
 // One receive thread runs the model; lifecycle calls come from the container.
 #pragma once
 
@@ -35,6 +38,10 @@ class WorkerNode : public Node {
  private:
   void Loop();
   void HandleBatch(const void* data, size_t size);
+  // Pipeline stages (pp_size > 1).
+  void RunStages();
+  void RunStage(std::span<const float> hidden_in, Status upstream);
+  void SendActivations(uint64_t batch_id, const Status& status);
   void Reply(const sched::ForwardResult& result, const Status& status);
 
   std::unique_ptr<model::ShmCollective> collective_;  // tensor parallelism; outlives the model
@@ -42,6 +49,12 @@ class WorkerNode : public Node {
   std::unique_ptr<transport::Subscriber> in_;
   std::unique_ptr<transport::Publisher> out_;
   std::unique_ptr<transport::Waiter> waiter_;
+  // Pipeline stages: the previous stage's output comes in, this stage's goes on to the next.
+  std::unique_ptr<transport::Subscriber> act_in_;
+  std::unique_ptr<transport::Publisher> act_out_;
+  transport::Received held_act_;                   // taken, not yet paired with its batch
+  const sched::ForwardBatch* stage_batch_ = nullptr;  // decoded, waiting for its activations
+  std::vector<float> hidden_;                      // this stage's output, reused
   NodeLoop loop_;  // stopped by OnDeactivate, which the destructor runs through Shutdown()
   std::unique_ptr<BatchHandler> handler_;
   uint64_t dropped_messages_ = 0;

@@ -290,5 +290,36 @@ TEST(CacheEventCodec, EventsRoundTripInOrderAndACorruptOneIsRefused) {
   EXPECT_EQ(transport::ValidateCacheEvents(c.data(), c.size).status().code(), StatusCode::kCorrupt);
 }
 
+TEST(ActivationsCodec, HiddenStateAndErrorsRoundTripAndABadShapeIsRefused) {
+  const std::vector<float> hidden = {0.5f, -1.25f, 3.0f, 7.5f, -0.0f, 1e-7f};
+  Chunk c(ActivationsBytes(hidden.size(), Status::Ok()));
+  ASSERT_TRUE(EncodeActivations(42, 3, hidden, Status::Ok(), c.data(), c.size).ok());
+  EXPECT_TRUE(c.guard_intact());
+  auto m = transport::ValidateActivations(c.data(), c.size);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ((*m)->batch_id, 42u);
+  EXPECT_EQ((*m)->dim, 3u);
+  auto got = transport::ArrayOf<float>(*m, (*m)->hidden);
+  EXPECT_EQ(std::vector<float>(got.begin(), got.end()), hidden);
+  EXPECT_TRUE(ActivationsStatus(*m).ok());
+
+  const Status failed = Status::ResourceExhausted("stage 0 ran out of memory");
+  Chunk e(ActivationsBytes(hidden.size(), failed));
+  ASSERT_TRUE(EncodeActivations(43, 3, hidden, failed, e.data(), e.size).ok());
+  auto em = transport::ValidateActivations(e.data(), e.size);
+  ASSERT_TRUE(em.ok());
+  EXPECT_EQ((*em)->hidden.count, 0u);  // a failed step sends its error, not its floats
+  EXPECT_EQ(ActivationsStatus(*em).code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(ActivationsStatus(*em).message(), "stage 0 ran out of memory");
+
+  Chunk small(ActivationsBytes(hidden.size(), Status::Ok()) - 8);
+  EXPECT_EQ(EncodeActivations(1, 3, hidden, Status::Ok(), small.data(), small.size).code(), StatusCode::kOutOfRange);
+  EXPECT_TRUE(small.guard_intact());
+  static_cast<transport::ActivationsMsg*>(c.data())->dim = 4;  // 6 floats are not whole tokens of 4
+  EXPECT_EQ(transport::ValidateActivations(c.data(), c.size).status().code(), StatusCode::kCorrupt);
+  static_cast<transport::ActivationsMsg*>(c.data())->dim = 0;
+  EXPECT_EQ(transport::ValidateActivations(c.data(), c.size).status().code(), StatusCode::kCorrupt);
+}
+
 }  // namespace
 }  // namespace radixserve::nodes

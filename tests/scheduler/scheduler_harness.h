@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -32,16 +33,19 @@ inline std::string Detok(std::span<const int32_t> ids) {
 
 class Harness {
  public:
+  // `wrap`: what the scheduler talks to, in front of the fake worker (none: the fake itself).
+  using WrapFn = std::function<std::unique_ptr<Worker>(FakeWorker*)>;
   Harness(SchedulerConfig cfg, bool radix = true, FakeWorkerOptions wopt = {},
-          std::unique_ptr<SchedulePolicy> policy = nullptr) {
+          std::unique_ptr<SchedulePolicy> policy = nullptr, WrapFn wrap = nullptr) {
     wopt = FakeWorkerFor(cfg, wopt);
     if (cfg.eos_token_ids.empty()) cfg.eos_token_ids = {wopt.eos_id};
     worker = std::make_unique<FakeWorker>(wopt);
+    if (wrap) front = wrap(worker.get());
     std::unique_ptr<PrefixCache> cache;
     if (radix) cache = std::make_unique<RadixCache>(); else cache = std::make_unique<ChunkCache>();
     if (!policy) policy = std::make_unique<FcfsPolicy>();
     sched = std::make_unique<Scheduler>(
-        cfg, worker.get(), OwnCache(std::move(cache)), OwnPolicy(std::move(policy)),
+        cfg, front ? front.get() : worker.get(), OwnCache(std::move(cache)), OwnPolicy(std::move(policy)),
         [this](const BatchTokenIdOut& m) {
           ++messages;
           for (const auto& o : m.outputs) {
@@ -90,6 +94,7 @@ class Harness {
   }
 
   std::unique_ptr<FakeWorker> worker;
+  std::unique_ptr<Worker> front;
   std::unique_ptr<Scheduler> sched;
   std::map<uint64_t, Collected> out;
   int messages = 0;
