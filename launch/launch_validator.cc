@@ -54,7 +54,11 @@ void CheckPlugins(const NodeDescription& n, const ValidatorOptions& o, std::vect
 }  // namespace
 
 const std::vector<std::string>& BuiltinComponents() {
-  static const std::vector<std::string> kNames = {"worker", "scheduler", "detokenizer", "api"};
+  static const std::vector<std::string> kNames = {"worker", "scheduler", "detokenizer", "api",
+#ifdef RADIXSERVE_HAVE_BRIDGE
+                                                   "bridge",
+#endif
+  };
   return kNames;
 }
 

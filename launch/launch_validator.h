@@ -12,7 +12,8 @@
 
 namespace radixserve::launch {
 
-// The built-in node components: "worker", "scheduler", "detokenizer", "api".
+// The built-in node components: "worker", "scheduler", "detokenizer", "api", and "bridge" where
+// Cyclone DDS was there at build time.
 const std::vector<std::string>& BuiltinComponents();
 bool IsBuiltinComponent(const std::string& component);
 

@@ -37,7 +37,7 @@ Status Container::Start() {
   std::string ns = nodes_.empty() ? "default" : nodes_.front()->ns();
   transport::ChannelOptions opts;
   opts.block_when_full = false;  // status is periodic: drop old ones rather than block
-  RS_ASSIGN_OR_RETURN(status_pub_, transport::Publisher::Create({ns, "node_status"}, opts));
+  RS_ASSIGN_OR_RETURN(status_pub_, transport::Publisher::Create({ns, transport::topics::kNodeStatus}, opts));
   for (auto& n : nodes_) {
     LOG(INFO) << n->name() << ": configuring (" << n->component() << ")";
     RS_RETURN_IF_ERROR(n->Configure());

@@ -22,6 +22,9 @@ TEST_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   # fuzzing (scripts/fuzz.sh): clang with libFuzzer and the sanitizer runtimes
   clang-14 libfuzzer-14-dev libclang-rt-14-dev
+  # past one machine: the DDS bridge (Cyclone DDS and its IDL compiler), and the two-host test's
+  # network namespaces (ip, unshare)
+  cyclonedds-dev cyclonedds-tools iproute2 util-linux
 )
 
 case "${1:-}" in

@@ -36,7 +36,7 @@ int RunWatchStatus(const std::vector<std::string>& namespaces) {
   for (const auto& ns : namespaces) {
     transport::ChannelOptions o;
     o.block_when_full = false;
-    auto sub = transport::Subscriber::Create({ns, "node_status"}, o);
+    auto sub = transport::Subscriber::Create({ns, transport::topics::kNodeStatus}, o);
     if (!sub.ok()) return 3;
     subs.push_back(std::move(*sub));
   }

@@ -33,6 +33,12 @@ inline constexpr const char* kControlReply = "control_reply";  // scheduler → 
 inline constexpr const char* kCacheEvents = "cache_events";    // scheduler → data-parallel router (api)
 // Pipeline stage r → stage r + 1: kActivationsPrefix followed by r + 1 ("activations_1", ...).
 inline constexpr const char* kActivationsPrefix = "activations_";
+inline constexpr const char* kNodeStatus = "node_status";      // every container → whoever watches
+
+// Topics whose publishers drop old chunks rather than wait for a slow reader (periodic status,
+// cache events a router may miss and notice). iceoryx connects a waiting reader only to a waiting
+// writer, so whoever relays one of these must read it lossy too.
+inline bool IsLossy(const std::string& name) { return name == kNodeStatus || name == kCacheEvents; }
 }  // namespace topics
 
 // Maps topic names (and "ns/name" pairs) to replacements. Applied once when a channel is opened.

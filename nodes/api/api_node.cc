@@ -116,7 +116,7 @@ Status ApiNode::ConfigureGroup(const std::string& group_ns, const transport::Cha
                       transport::Subscriber::Create(ResolveTopicIn(group_ns, transport::topics::kControlReply), opts));
   transport::ChannelOptions lossy = opts;  // status and cache events never hold their publisher up
   lossy.block_when_full = false;
-  RS_ASSIGN_OR_RETURN(g.node_status, transport::Subscriber::Create(ResolveTopicIn(group_ns, "node_status"), lossy));
+  RS_ASSIGN_OR_RETURN(g.node_status, transport::Subscriber::Create(ResolveTopicIn(group_ns, transport::topics::kNodeStatus), lossy));
   RS_RETURN_IF_ERROR(waiter_->Attach(*g.str_out));
   RS_RETURN_IF_ERROR(waiter_->Attach(*g.control_reply));
   RS_RETURN_IF_ERROR(waiter_->Attach(*g.node_status));

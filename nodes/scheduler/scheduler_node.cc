@@ -116,7 +116,7 @@ Status SchedulerNode::OnConfigure() {
   opts.max_payload = static_cast<uint32_t>(params().GetInt("max_payload"));
   RS_ASSIGN_OR_RETURN(worker_, RemoteWorker::Create(
                                    ResolveTopic(transport::topics::kForwardBatch),
-                                   ResolveTopic(transport::topics::kForwardResult), ResolveTopic("node_status"), opts,
+                                   ResolveTopic(transport::topics::kForwardResult), ResolveTopic(transport::topics::kNodeStatus), opts,
                                    std::chrono::milliseconds(params().GetInt("worker_timeout_ms")), pp_size));
   RS_ASSIGN_OR_RETURN(requests_, transport::Subscriber::Create(ResolveTopic(transport::topics::kRequests), opts));
   RS_ASSIGN_OR_RETURN(control_, transport::Subscriber::Create(ResolveTopic(transport::topics::kControl), opts));

@@ -65,10 +65,10 @@ std::string Comm(pid_t pid) {
 
 }  // namespace
 
-std::vector<pid_t> Descendants() {
+std::vector<pid_t> Descendants(pid_t root) {
   auto table = ProcessTable();
   std::vector<pid_t> out;
-  std::vector<pid_t> frontier = {::getpid()};
+  std::vector<pid_t> frontier = {root > 0 ? root : ::getpid()};
   while (!frontier.empty()) {
     pid_t parent = frontier.back();
     frontier.pop_back();
@@ -146,12 +146,14 @@ Status Launcher::Spawn(const LauncherOptions& o) {
       std::this_thread::sleep_for(milliseconds(200));
     }
   }
-  std::vector<std::string> argv = {pipeline_test::RadixserveBinary(), "launch", o.file};
+  std::vector<std::string> argv = o.wrapper;
+  argv.insert(argv.end(), {pipeline_test::RadixserveBinary(), "launch", o.file});
   argv.insert(argv.end(), o.args.begin(), o.args.end());
   argv.insert(argv.end(), o.flags.begin(), o.flags.end());
   RS_ASSIGN_OR_RETURN(pid_t pid, pipeline_test::Spawn(argv, log_));
   pid_ = pid;
   exited_ = false;
+  wrapped_ = !o.wrapper.empty();
   return Status::Ok();
 }
 
@@ -248,6 +250,21 @@ std::string Launcher::Leftovers(const std::vector<pid_t>& except) {
 
 void Launcher::Kill() {
   if (pid_ <= 0) return;
+  if (wrapped_) {
+    // A host of its own: its processes are the launcher's subtree, and killing the init of its
+    // process namespace among them makes the kernel kill the rest. Other hosts' processes stay.
+    auto deadline = Clock::now() + std::chrono::seconds(10);
+    while (Clock::now() < deadline) {
+      std::vector<pid_t> all = Descendants(pid_);
+      if (!exited_) all.push_back(pid_);
+      if (all.empty()) break;
+      for (pid_t p : all) ::kill(p, SIGKILL);
+      std::this_thread::sleep_for(milliseconds(20));
+      if (!exited_) WaitExit(std::chrono::seconds(0));
+    }
+    pid_ = -1;
+    return;
+  }
   // Until nothing is left: a process may fork while we kill (the supervisor respawning a node),
   // and killed grandchildren become ours (subreaper) only once their parent is gone.
   auto deadline = Clock::now() + std::chrono::seconds(10);

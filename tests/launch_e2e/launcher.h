@@ -32,7 +32,10 @@ struct LauncherOptions {
   std::vector<std::string> flags;         // launcher flags, e.g. --stop-timeout 10
   std::chrono::seconds roudi_wait{60};    // how long another RouDi may keep the machine
   std::chrono::seconds ready_timeout{90}; // failure guard for the ready line
-  bool wait_for_other_roudi = true;       // false: a test started a RouDi on purpose
+  bool wait_for_other_roudi = true;       // false: a test started a RouDi on purpose, or the
+                                          // launcher runs on a host of its own (`wrapper`)
+  // Runs the launcher through this command (its argv follows), e.g. into a network namespace.
+  std::vector<std::string> wrapper;
 };
 
 // Options for launching `file` with `args` (everything else default).
@@ -77,7 +80,8 @@ class Launcher {
   // A description of every process still running below the test (besides `except`) and of
   // iceoryx's shared memory left in /dev/shm; empty when nothing remains. Reaps exited children.
   std::string Leftovers(const std::vector<pid_t>& except = {});
-  // SIGKILL to the launcher and everything below it, reaped; removes RouDi's leftovers.
+  // SIGKILL to the launcher and everything below it, reaped; removes RouDi's leftovers. A wrapped
+  // launcher (a host of its own) loses its own process tree only.
   void Kill();
 
  private:
@@ -85,12 +89,13 @@ class Launcher {
   std::string log_;
   pid_t pid_ = -1;
   bool exited_ = false;
+  bool wrapped_ = false;  // started through LauncherOptions::wrapper
   int exit_status_ = 0;
   int port_ = 0;
 };
 
 // Descendants of this process (not zombies), deepest last.
-std::vector<pid_t> Descendants();
+std::vector<pid_t> Descendants(pid_t root = 0);  // 0: the test process
 // argv of a process ("" entries when unreadable).
 std::vector<std::string> CmdLine(pid_t pid);
 // Reaps exited children of this process other than `keep` (re-parented orphans).
