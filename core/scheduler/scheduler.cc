@@ -76,9 +76,14 @@ void Scheduler::Abort(uint64_t rid) {
   abort_inbox_.push_back(rid);
 }
 
-void Scheduler::SwapPolicy(PolicyPtr policy) {
-  std::lock_guard<std::mutex> lock(inbox_mu_);
-  staged_policy_ = std::move(policy);
+void Scheduler::SwapPolicy(PolicyPtr policy, SwapDoneFn done) {
+  SwapDoneFn superseded;
+  {
+    std::lock_guard<std::mutex> lock(inbox_mu_);
+    staged_policy_ = std::move(policy);
+    superseded = std::exchange(staged_policy_done_, std::move(done));
+  }
+  if (superseded) superseded(Status::Ok(), "superseded by a newer policy swap before it took effect");
 }
 
 void Scheduler::SwapCache(CachePtr cache, CacheSwapMode mode, SwapDoneFn done) {
@@ -328,6 +333,7 @@ int64_t Scheduler::worker_states() const {
 
 void Scheduler::ApplyStagedSwaps() {
   PolicyPtr policy;
+  SwapDoneFn policy_done;
   CachePtr cache;
   CacheSwapMode mode;
   SwapDoneFn done;
@@ -335,12 +341,14 @@ void Scheduler::ApplyStagedSwaps() {
   {
     std::lock_guard<std::mutex> lock(inbox_mu_);
     policy = std::move(staged_policy_);
+    policy_done = std::move(staged_policy_done_);
     cache = std::move(staged_cache_);
     mode = staged_mode_;
     done = std::move(staged_done_);
     worker_lost = std::exchange(staged_worker_lost_, false);
   }
   if (policy) policy_ = std::move(policy);  // the old one is destroyed here, between iterations
+  if (policy_done) policy_done(Status::Ok(), "");
   if (cache) {
     if (draining_ && drain_done_) drain_done_(Status::FailedPrecondition("superseded by a newer cache swap"), "");
     drain_cache_ = std::move(cache);

@@ -100,7 +100,9 @@ class Scheduler {
 
   void Submit(TokenizedRequest req);
   void Abort(uint64_t rid);
-  void SwapPolicy(PolicyPtr policy);
+  // `done` (optional) runs on the loop thread once the policy orders the queue (the next iteration
+  // boundary), or when a newer swap replaced it before that.
+  void SwapPolicy(PolicyPtr policy, SwapDoneFn done = nullptr);
   void SwapCache(CachePtr cache, CacheSwapMode mode, SwapDoneFn done = nullptr);
   // The worker was replaced (it died): its KV and request states are gone. At the next iteration
   // boundary the cache is flushed into `fresh` (running requests recompute) and every request
@@ -220,6 +222,7 @@ class Scheduler {
   std::vector<TokenizedRequest> inbox_;
   std::vector<uint64_t> abort_inbox_;
   PolicyPtr staged_policy_;
+  SwapDoneFn staged_policy_done_;
   CachePtr staged_cache_;
   CacheSwapMode staged_mode_ = CacheSwapMode::kDrain;
   SwapDoneFn staged_done_;

@@ -69,11 +69,16 @@ std::optional<control::ControlReply> SchedulerService::Execute(const control::Co
       std::map<std::string, std::string> p(req.swap_policy().params().begin(), req.swap_policy().params().end());
       auto policy = host_->CreatePolicy(req.swap_policy().name(), p);
       if (!policy.ok()) return refuse(policy.status());
-      std::string old(scheduler_->policy().name());
-      scheduler_->SwapPolicy(std::move(*policy));
-      reply.set_success(true);
-      reply.set_message("policy " + old + " -> " + req.swap_policy().name() + " at the next iteration");
-      return reply;
+      // The reply goes out once the new policy is in effect, so a read after it sees the new one.
+      const std::string what = "policy " + std::string(scheduler_->policy().name()) + " -> " + req.swap_policy().name();
+      const uint64_t call_id = req.call_id();
+      scheduler_->SwapPolicy(std::move(*policy), [this, call_id, what](const Status& s, const std::string& note) {
+        control::ControlReply done;
+        done.set_success(s.ok());
+        done.set_message(note.empty() ? what : what + " (" + note + ")");
+        sinks_.reply(call_id, std::move(done));
+      });
+      return std::nullopt;
     }
     case control::ControlRequest::kSwapCache:
     case control::ControlRequest::kFlushCache: {

@@ -107,6 +107,15 @@ TEST_F(RouDiSizingTest, BoundsFollowTheDocumentedFormulas) {
                                  {R * sizeof(transport::OutputEntry), U * 4, 0, U * 4, (U + 5 * R) * 10 + R * 256, U * 80, U * 80}));
   EXPECT_EQ(b.largest(), std::max({b.tokenized_request, b.forward_batch, b.forward_result, b.batch_token_id_out,
                                    b.batch_str_out}));
+  EXPECT_EQ(b.activations, 0u);  // no pipeline stages
+
+  // Pipeline stages pass a batch's hidden state: T tokens of the model's width.
+  PipelineLimits staged = l;
+  staged.pipeline_stages = true;
+  staged.hidden_dim = 2048;
+  MessageBounds s = ComputeMessageBounds(staged);
+  EXPECT_EQ(s.activations, MessageSize<transport::ActivationsMsg>({T * 2048 * 4, 4096}));
+  EXPECT_EQ(s.largest(), s.activations);
 
   // Without chunking a prefill batch holds max(max_prefill_tokens, context), capped by the KV slots.
   l.chunked_prefill_size = 0;
@@ -133,6 +142,22 @@ TEST_F(RouDiSizingTest, ConfigCarriesTheLargestMessage) {
   MessageBounds more;
   ASSERT_TRUE(RouDiConfigForPlan(Plan(", max_running_requests: 128, max_total_tokens: 4096"), &more).ok());
   EXPECT_GT(more.largest(), bounds.largest());
+}
+
+TEST_F(RouDiSizingTest, AWorkerWithStagesSizesForTheModelsHiddenState) {
+  std::string path = dir_ + "/pp.yaml";
+  std::ofstream(path) << "launch:\n"
+                         "  - node: {component: worker, name: worker, parameters: {model: \"" << model_
+                      << "\", pp_size: \"2\", pp_rank: \"0\"}}\n"
+                         "  - node: {component: scheduler, name: scheduler, parameters: {model: \"" << model_ << "\"}}\n";
+  auto plan = PlanLaunch(path, {});
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  auto limits = PipelineLimitsFromPlan(*plan);
+  ASSERT_TRUE(limits.ok()) << limits.status().message();
+  EXPECT_TRUE(limits->pipeline_stages);
+  EXPECT_EQ(limits->hidden_dim, 32);  // the generated model's width
+  EXPECT_GT(ComputeMessageBounds(*limits).activations, 0u);
+  EXPECT_FALSE(PipelineLimitsFromPlan(Plan(""))->pipeline_stages);
 }
 
 TEST_F(RouDiSizingTest, BuiltinModelWhenNoModelIsSet) {
