@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Pipeline parallelism of issue #16: the same model and the same two CPU threads served by one
 # worker (launch/edge.yaml, threads:=2) and by two pipeline stages of one thread each
-# (launch/pp2.yaml, each stage half of the layers, one decode micro-batch per stage in flight);
+# (launch/pp2.yaml, each stage half of the layers), with one decode micro-batch per stage in flight
+# and, to show what the overlap gives, with the stages taking turns (micro_batches:=1);
 # `radixserve bench` with random prompts; one table: throughput, TTFT, time per output token, and
 # how many batches the scheduler had in flight at most.
 #
@@ -21,9 +22,9 @@ mkdir -p "$out"
 model="$out/$size-q8_0-ctx2048.gguf"
 [ -f "$model" ] || "$bin" gen-model --size "$size" --type q8_0 --context 2048 -o "$model" >/dev/null
 
-run() {  # name launch-file threads
+run() {  # name launch-file threads [name:=value ...]
   local log="$out/pipeline-$1-launch.log"
-  "$bin" launch "$root/launch/$2" model:="$model" port:="$port" threads:="$3" >"$log" 2>&1 &
+  "$bin" launch "$root/launch/$2" model:="$model" port:="$port" threads:="$3" "${@:4}" >"$log" 2>&1 &
   local launcher=$!
   for _ in $(seq 1 600); do grep -q "radixserve is ready" "$log" && break; sleep 0.5; done
   grep -q "radixserve is ready" "$log" || { cat "$log"; kill -INT $launcher; exit 1; }
@@ -35,6 +36,7 @@ run() {  # name launch-file threads
   wait $launcher || true
 }
 run pp1 edge.yaml 2
+run pp2-turns pp2.yaml 1 micro_batches:=1
 run pp2 pp2.yaml 1
 
 cpu="$(lscpu | sed -n 's/^Model name: *//p' | head -1)"
@@ -45,7 +47,8 @@ print(f"pipeline stages on {cpu}, {size} q8_0 model, 2 CPU threads in all, one r
 head = f"{'shape':<26}{'out tok/s':>10}{'req/s':>7}{'TTFT p50':>10}{'TPOT p50':>10}{'in flight':>10}"
 print(head)
 print("-" * len(head))
-for name, what in (("pp1", "1 worker x 2 threads"), ("pp2", "2 stages x 1 thread")):
+for name, what in (("pp1", "1 worker x 2 threads"), ("pp2-turns", "2 stages, taking turns"),
+                   ("pp2", "2 stages, 2 micro-batches")):
     j = json.load(open(f"{out}/pipeline-{name}.json"))
     info = json.load(open(f"{out}/pipeline-{name}.info"))
     inflight = info.get("scheduler", {}).get("stats", {}).get("max_inflight_batches", "?")
