@@ -28,8 +28,12 @@ void CheckComponent(const NodeDescription& n, const ProcessDescription& p, std::
   const std::string& c = n.component;
   bool is_path = c.find('/') != std::string::npos;
   if (!is_path) {
+    // The one optional built-in: say how to get it rather than that it does not exist.
+    const std::string hint = c == "bridge" ? "; the DDS bridge is built when Cyclone DDS is installed "
+                                             "(cyclonedds-dev, cyclonedds-tools: scripts/install-deps.sh)"
+                                           : "";
     errors->push_back({n.component_at, "unknown component '" + c + "' (expected one of " +
-                                           Join(BuiltinComponents()) + ", or a path to a component .so)"});
+                                           Join(BuiltinComponents()) + ", or a path to a component .so)" + hint});
     return;
   }
   std::error_code ec;
