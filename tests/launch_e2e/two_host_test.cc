@@ -4,7 +4,8 @@
 // bridge), host B runs launch/two_host_b.yaml (group dp1 and its bridge); the bridges carry dp1's
 // topics over Cyclone DDS on the veth link. Requests sent to host A and routed to dp1 are served
 // on host B with llama.cpp's greedy ids; control calls and cache events cross too; and when host B
-// is killed mid-run, its requests end with an error (none hangs) while host A serves on.
+// is killed mid-run, its requests end with an error (none hangs) while host A serves on; booted
+// again, it rejoins.
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -75,11 +76,10 @@ class TwoHosts : public ::testing::Environment {
         << "could not make the two network namespaces (this test needs root)";
     made_ = true;
     const std::string model = "model:=" + pipeline_test::Stories260K();
-    LauncherOptions b = LaunchOf(LaunchDir() + "/two_host_b.yaml",
-                                 {model, "interface:=" + l.veth_b, "peer:=" + l.addr_a});
-    b.wrapper = HostWrapper(l.b);
-    b.wait_for_other_roudi = false;  // its RouDi is its host's
-    Status sb = host_b_.Start(b);
+    host_b_options_ = LaunchOf(LaunchDir() + "/two_host_b.yaml", {model, "interface:=" + l.veth_b, "peer:=" + l.addr_a});
+    host_b_options_.wrapper = HostWrapper(l.b);
+    host_b_options_.wait_for_other_roudi = false;  // its RouDi is its host's
+    Status sb = host_b_.Start(host_b_options_);
     ASSERT_TRUE(sb.ok()) << sb.ToString();
     LauncherOptions a = LaunchOf(LaunchDir() + "/two_host_a.yaml",
                                  {model, "interface:=" + l.veth_a, "peer:=" + l.addr_b, "routing:=round-robin",
@@ -101,9 +101,15 @@ class TwoHosts : public ::testing::Environment {
   }
   Launcher& host_a() { return host_a_; }
   Launcher& host_b() { return host_b_; }
+  // Host B booted again after a kill: a fresh RouDi, fresh processes, the same launch file.
+  Status RestartHostB() {
+    host_b_.Kill();
+    return host_b_.Start(host_b_options_);
+  }
 
  private:
   Link link_;
+  LauncherOptions host_b_options_;
   bool made_ = false;
   Launcher host_a_, host_b_;
 };
@@ -173,6 +179,21 @@ TEST(TwoHosts, HostBKilledMidRunEndsItsRequestsAndHostAServesOn) {
   EXPECT_TRUE(WaitFor([] { return !RemoteGroupReady(); }, std::chrono::seconds(10)));
   for (const auto& g : GoldenCases()) EXPECT_EQ(GenerateIds(Port(), g.prompt_ids, 32), g.completion_ids);
   EXPECT_EQ(Get(Port(), "/health").status, 200);
+}
+
+TEST(TwoHosts, HostBBootedAgainRejoinsAndServesWithItsOwnCache) {
+  if (RemoteGroupReady()) g_env->host_b().Kill();  // the test alone: start from a dead host B
+  ASSERT_TRUE(WaitFor([] { return !RemoteGroupReady(); }, std::chrono::seconds(10)));
+  Status s = g_env->RestartHostB();
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_TRUE(WaitFor(RemoteGroupReady, std::chrono::seconds(60))) << g_env->host_a().Output();
+  const uint64_t before = RouterGroup("dp1").value("routed", uint64_t(0));
+  for (int round = 0; round < 2; ++round)
+    for (const auto& g : GoldenCases()) EXPECT_EQ(GenerateIds(Port(), g.prompt_ids, 32), g.completion_ids);
+  EXPECT_GE(RouterGroup("dp1").value("routed", uint64_t(0)) - before, 5u) << Info().dump();
+  // The router forgot what the old dp1 cached and learns the new one's cache from its events.
+  EXPECT_TRUE(WaitFor([] { return RouterGroup("dp1").value("cached_tokens", 0) > 0; }, std::chrono::seconds(10)))
+      << RouterGroup("dp1").dump();
 }
 
 }  // namespace
