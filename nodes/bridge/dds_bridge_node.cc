@@ -203,6 +203,11 @@ void DdsBridgeNode::ImportFrom(Import& in) {
     for (dds_return_t k = 0; k < n; ++k) {
       if (!infos[k].valid_data) continue;
       const auto* c = static_cast<const radixserve_bridge_Chunk*>(samples[k]);
+      // Reliable delivery leaves no gap within one sender; a count starting again is a new sender.
+      if (c->seq != 1 && in.last_seq != 0 && c->seq != in.last_seq + 1)
+        LOG(WARNING) << name() << ": " << in.topic.ToString() << " went from chunk " << in.last_seq << " to "
+                     << c->seq << " of its sender";
+      in.last_seq = c->seq;
       auto chunk = in.pub->Loan(c->payload._length);
       if (!chunk.ok()) {
         ++in.dropped;

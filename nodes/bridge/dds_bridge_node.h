@@ -49,6 +49,7 @@ class DdsBridgeNode : public Node {
     std::unique_ptr<transport::Publisher> pub;
     dds_entity_t reader = 0;
     uint64_t received = 0, dropped = 0;
+    uint64_t last_seq = 0;  // the sender's count of the last chunk taken
   };
   void ExportLoop();
   void ImportLoop();
