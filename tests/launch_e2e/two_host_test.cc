@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <sstream>
 #include <thread>
 
@@ -26,6 +27,7 @@ namespace {
 using nlohmann::json;
 using pipeline_test::Get;
 using pipeline_test::WaitFor;
+namespace fs = std::filesystem;
 
 // The two namespaces and the link; names carry the test's pid so that runs never meet.
 struct Link {
@@ -45,9 +47,6 @@ int Sh(const std::string& cmd) {
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
-// `radixserve launch` as a host of its own: in the namespace `ns`, with fresh /tmp and /dev/shm
-// (iceoryx's sockets, locks and shared memory) and its own process tree, whose init it is: when
-// it is killed, the kernel kills everything it started.
 // The full path of a program (the launcher is spawned without a shell), also from the sbin folders.
 std::string Which(const std::string& program) {
   std::string path = std::getenv("PATH") ? std::getenv("PATH") : "";
@@ -57,15 +56,30 @@ std::string Which(const std::string& program) {
   return program;
 }
 
+// `radixserve launch` as a host of its own: in the namespace `ns`, with fresh /tmp and /dev/shm
+// (iceoryx's sockets, locks and shared memory) and its own process tree, whose init it is: when
+// it is killed, the kernel kills everything it started. The build, the sources and the shared
+// models stay where they are, also when they live under /tmp (a fresh clone may): the old /tmp
+// is parked on /mnt while those folders are bound back into the new one.
 std::vector<std::string> HostWrapper(const std::string& ns) {
+  std::string script = "mount --bind /tmp /mnt && mount -t tmpfs tmpfs /tmp && mount -t tmpfs tmpfs /dev/shm";
+  for (std::string keep : {fs::path(pipeline_test::RadixserveBinary()).parent_path().parent_path().string(),
+                           fs::path(LaunchDir()).parent_path().string(),
+                           std::string(RADIXSERVE_SHARED_DIR)}) {
+    keep = fs::absolute(keep).lexically_normal().string();
+    if (keep.rfind("/tmp/", 0) != 0) continue;
+    script += " && mkdir -p '" + keep + "' && mount --bind '/mnt" + keep.substr(4) + "' '" + keep + "'";
+  }
+  script += " && umount /mnt && exec \"$@\"";
   return {Which("ip"), "netns", "exec", ns, "unshare", "--mount", "--pid", "--fork", "--mount-proc", "--propagation", "private",
-          "sh", "-c", "mount -t tmpfs tmpfs /dev/shm && mount -t tmpfs tmpfs /tmp && exec \"$@\"", "host"};
+          "sh", "-c", script, "host"};
 }
 
 class TwoHosts : public ::testing::Environment {
  public:
   void SetUp() override {
     const Link& l = link_;
+    ASSERT_TRUE(fs::is_directory("/mnt")) << "a host's wrapper parks the old /tmp on /mnt, which is missing";
     ASSERT_EQ(Sh("ip netns add " + l.a + " && ip netns add " + l.b + " && ip link add " + l.veth_a +
                  " type veth peer name " + l.veth_b + " && ip link set " + l.veth_a + " netns " + l.a +
                  " && ip link set " + l.veth_b + " netns " + l.b + " && ip -n " + l.a + " addr add " + l.addr_a +
