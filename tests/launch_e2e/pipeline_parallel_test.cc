@@ -76,29 +76,8 @@ TEST(PipelineParallel, ConcurrentRequestsRunAsTwoMicroBatchesAndGiveTheirAloneTe
 }
 
 TEST(PipelineParallel, AStageKilledMidRunEndsTheRequestsInFlightAndTheRespawnedOneServes) {
-  ASSERT_TRUE(WaitFor(Ready, std::chrono::seconds(30)));
-  const int victim = Nodes()["worker"]["pid"].get<int>();  // the first stage: the last one waits on it
-  ASSERT_GT(victim, 0);
-  std::vector<CompletionResult> results(4);
-  std::vector<std::thread> clients;
-  for (size_t i = 0; i < results.size(); ++i)
-    clients.emplace_back([&, i] { results[i] = StreamComplete(Port(), "Once upon a time", 400); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  ASSERT_EQ(::kill(victim, SIGKILL), 0);
-  for (auto& c : clients) c.join();  // every request ends, with its tokens or an error: none hangs
-  for (const auto& r : results)
-    EXPECT_TRUE((r.status == 200 && r.completion_tokens == 400 && r.error.empty()) ||
-                r.error.find("worker") != std::string::npos)
-        << Describe(r);
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        json n = Nodes();
-        return n.contains("worker") && n["worker"].value("pid", 0) != victim && n["worker"].value("ready", false) &&
-               Ready();
-      },
-      std::chrono::seconds(60)))
-      << Nodes().dump();
-  for (const auto& g : GoldenCases()) EXPECT_EQ(GenerateIds(Port(), g.prompt_ids, 32), g.completion_ids);
+  // The first stage: the last one waits on it for the batches in flight.
+  ExpectAKilledWorkerEndsItsStreamsAndComesBack(Port(), "worker");
 }
 
 }  // namespace

@@ -1,6 +1,10 @@
 #include "tests/launch_e2e/requests.h"
 
+#include <gtest/gtest.h>
+#include <signal.h>
+
 #include <fstream>
+#include <thread>
 
 #include "tests/pipeline/pipeline_fixture.h"
 
@@ -97,6 +101,34 @@ std::vector<int32_t> GenerateIds(int port, const std::vector<int32_t>& prompt, i
       {{"input_ids", prompt}, {"sampling_params", {{"max_new_tokens", tokens}, {"temperature", 0}, {"ignore_eos", true}}}});
   if (r.status != 200) return {-r.status};
   return r.json["output_ids"].get<std::vector<int32_t>>();
+}
+
+void ExpectAKilledWorkerEndsItsStreamsAndComesBack(int port, const std::string& node) {
+  auto nodes = [&] { return pipeline_test::Get(port, "/admin/nodes").json["nodes"]; };
+  auto ready = [&] { return pipeline_test::Get(port, "/health").status == 200; };
+  ASSERT_TRUE(pipeline_test::WaitFor(ready, std::chrono::seconds(30)));
+  const int victim = nodes()[node]["pid"].get<int>();
+  ASSERT_GT(victim, 0);
+  std::vector<CompletionResult> results(4);
+  std::vector<std::thread> clients;
+  for (size_t i = 0; i < results.size(); ++i)
+    clients.emplace_back([&, i] { results[i] = StreamComplete(port, "Once upon a time", 400); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_EQ(::kill(victim, SIGKILL), 0);
+  for (auto& c : clients) c.join();  // every request ends, with its tokens or an error: none hangs
+  // One finished before the kill has all its tokens; one cut off says the worker failed.
+  for (const auto& r : results)
+    EXPECT_TRUE((r.status == 200 && r.completion_tokens == 400 && r.error.empty()) ||
+                r.error.find("worker") != std::string::npos)
+        << Describe(r);
+  ASSERT_TRUE(pipeline_test::WaitFor(
+      [&] {
+        json n = nodes();
+        return n.contains(node) && n[node].value("pid", 0) != victim && n[node].value("ready", false) && ready();
+      },
+      std::chrono::seconds(60)))
+      << nodes().dump();
+  for (const auto& g : GoldenCases()) EXPECT_EQ(GenerateIds(port, g.prompt_ids, 32), g.completion_ids);
 }
 
 }  // namespace radixserve::launch_test

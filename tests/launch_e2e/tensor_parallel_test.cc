@@ -3,7 +3,6 @@
 // ranks are reported; a rank killed mid-run ends the requests in flight (none hangs) and, once the
 // launcher has respawned it, the pipeline gives the same greedy ids again.
 #include <gtest/gtest.h>
-#include <signal.h>
 
 #include <thread>
 
@@ -16,8 +15,6 @@ namespace {
 
 using nlohmann::json;
 using pipeline_test::Get;
-using pipeline_test::HttpReply;
-using pipeline_test::PostJson;
 using pipeline_test::WaitFor;
 
 class TpEnvironment : public LaunchEnvironment {
@@ -48,30 +45,7 @@ TEST(TensorParallel, TwoRanksGiveLlamaCppsGreedyIds) {
 }
 
 TEST(TensorParallel, ARankKilledMidRunEndsTheRequestsInFlightAndTheRespawnedOneServes) {
-  ASSERT_TRUE(WaitFor(Ready, std::chrono::seconds(30)));
-  const int victim = Nodes()["worker_tp1"]["pid"].get<int>();
-  ASSERT_GT(victim, 0);
-  std::vector<CompletionResult> results(4);
-  std::vector<std::thread> clients;
-  for (size_t i = 0; i < results.size(); ++i)
-    clients.emplace_back([&, i] { results[i] = StreamComplete(Port(), "Once upon a time", 400); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  ASSERT_EQ(::kill(victim, SIGKILL), 0);
-  for (auto& c : clients) c.join();  // every request ends, with its tokens or an error: none hangs
-  // One finished before the kill has all its tokens; one cut off says the worker failed.
-  for (const auto& r : results)
-    EXPECT_TRUE((r.status == 200 && r.completion_tokens == 400 && r.error.empty()) ||
-                r.error.find("worker") != std::string::npos)
-        << Describe(r);
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        json n = Nodes();
-        return n.contains("worker_tp1") && n["worker_tp1"].value("pid", 0) != victim && n["worker_tp1"].value("ready", false) &&
-               Ready();
-      },
-      std::chrono::seconds(60)))
-      << Nodes().dump();
-  for (const auto& g : GoldenCases()) EXPECT_EQ(GenerateIds(Port(), g.prompt_ids, 32), g.completion_ids);
+  ExpectAKilledWorkerEndsItsStreamsAndComesBack(Port(), "worker_tp1");
 }
 
 }  // namespace

@@ -10,18 +10,13 @@
 #include <algorithm>
 
 #include "core/model/llama_model.h"
+#include "tests/model/open_gguf.h"
 #include "core/model/pipeline_stage.h"
 
 namespace radixserve::model {
 namespace {
 
 const std::string kShared = RADIXSERVE_SHARED_DIR;
-
-std::shared_ptr<const gguf::GgufFile> Open(const std::string& path) {
-  auto f = gguf::GgufFile::Open(path);
-  EXPECT_TRUE(f.ok()) << path << ": " << f.status().ToString();
-  return f.ok() ? std::shared_ptr<const gguf::GgufFile>(std::move(f).value()) : nullptr;
-}
 
 // A model as a list of stages (one: the whole model), each with its own KV cache.
 struct Staged {
@@ -98,7 +93,7 @@ Status Greedy(Staged& s, int steps, std::vector<std::vector<int32_t>>* ids, std:
 
 void ExpectSameAsTheWholeModel(const std::string& path) {
   SCOPED_TRACE(path);
-  auto file = Open(path);
+  auto file = OpenGguf(path);
   ASSERT_TRUE(file);
   auto config = LlamaConfig::FromGguf(*file);
   ASSERT_TRUE(config.ok());
@@ -149,7 +144,7 @@ TEST(PipelineParallel, StageLayersSplitEvenlyWithTheRemainderOnLaterStages) {
 }
 
 TEST(PipelineParallel, BadRangesAndMissingHiddenStateAreRefused) {
-  auto file = Open(kShared + "/models/stories260K.gguf");
+  auto file = OpenGguf(kShared + "/models/stories260K.gguf");
   ASSERT_TRUE(file);
   ModelOptions o;
   o.num_threads = 1;

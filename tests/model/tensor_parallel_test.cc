@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "core/model/llama_model.h"
+#include "tests/model/open_gguf.h"
 #include "core/model/shm_collective.h"
 #include "core/modelgen/model_generator.h"
 
@@ -23,12 +24,6 @@ namespace radixserve::model {
 namespace {
 
 const std::string kShared = RADIXSERVE_SHARED_DIR;
-
-std::shared_ptr<const gguf::GgufFile> Open(const std::string& path) {
-  auto f = gguf::GgufFile::Open(path);
-  EXPECT_TRUE(f.ok()) << path << ": " << f.status().ToString();
-  return f.ok() ? std::shared_ptr<const gguf::GgufFile>(std::move(f).value()) : nullptr;
-}
 
 struct RankRun {
   std::vector<std::vector<int32_t>> ids;  // per sequence
@@ -95,7 +90,7 @@ Status RunRanks(const std::shared_ptr<const gguf::GgufFile>& file, int tp, int s
 // last place of sums over at most 1,024 terms, through the layers), and the greedy tokens exactly.
 void ExpectSameAsTheWholeModel(const std::string& path, std::vector<int> sizes, bool f32) {
   SCOPED_TRACE(path);
-  auto file = Open(path);
+  auto file = OpenGguf(path);
   ASSERT_TRUE(file);
   constexpr int kSteps = 12;
   ModelOptions whole;
@@ -156,13 +151,13 @@ TEST(TensorParallel, GeneratedModelsGiveTheWholeModelsGreedyTokensAtTp2AndTp4) {
 }
 
 TEST(TensorParallel, SizesTheModelDoesNotDivideAreRefusedWithTheReason) {
-  auto file = Open(kShared + "/models/stories260K.gguf");
+  auto file = OpenGguf(kShared + "/models/stories260K.gguf");
   ASSERT_TRUE(file);
   std::vector<RankRun> runs;
   Status three = RunRanks(file, 3, 1, &runs);
   EXPECT_EQ(three.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(three.message().find("query heads do not divide"), std::string::npos) << three.message();
-  auto a_llama = Open(kShared + "/models/ref/models/a_llama.F32.gguf");
+  auto a_llama = OpenGguf(kShared + "/models/ref/models/a_llama.F32.gguf");
   ASSERT_TRUE(a_llama);
   Status eight = RunRanks(a_llama, 8, 1, &runs);
   EXPECT_EQ(eight.code(), StatusCode::kInvalidArgument);
@@ -174,7 +169,7 @@ TEST(TensorParallel, SizesTheModelDoesNotDivideAreRefusedWithTheReason) {
 // Ranks as processes over shared memory: rank 0 here, the others forked; the same tokens as the
 // whole model, and the all-gathers' cost per step.
 TEST(TensorParallel, ProcessRanksOverSharedMemoryGiveTheWholeModelsTokens) {
-  auto file = Open(kShared + "/models/stories260K.gguf");
+  auto file = OpenGguf(kShared + "/models/stories260K.gguf");
   ASSERT_TRUE(file);
   constexpr int kSteps = 12;
   ModelOptions whole;
@@ -223,7 +218,7 @@ TEST(TensorParallel, ProcessRanksOverSharedMemoryGiveTheWholeModelsTokens) {
 
 // A rank that never comes fails the step after the timeout, with the rank's number; it does not hang.
 TEST(TensorParallel, AMissingRankFailsTheStepInsteadOfHanging) {
-  auto file = Open(kShared + "/models/stories260K.gguf");
+  auto file = OpenGguf(kShared + "/models/stories260K.gguf");
   ASSERT_TRUE(file);
   auto c = ShmCollective::Open("test_missing_" + std::to_string(::getpid()), 0, 2, std::chrono::milliseconds(300));
   ASSERT_TRUE(c.ok()) << c.status().ToString();
