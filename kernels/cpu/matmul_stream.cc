@@ -49,10 +49,6 @@ void StreamRowsGeneric(const WeightView& w, const float* x, const BlockQ8_0* xq,
 }
 
 #if RS_HAVE_AVX512
-// How far ahead small-batch kernels prefetch weights (the hardware prefetcher alone
-// leaves the single-token path stalled on memory).
-constexpr int kPrefetchBytes = 1024;
-
 // Loads 16 weights (masked for the row tail) as floats.
 template <WeightType kType>
 inline __m512 LoadW(const uint8_t* row, int64_t k, __mmask16 m) {
@@ -86,13 +82,6 @@ inline void TileFloat(const uint8_t* w0, int64_t row_bytes, int64_t cols, const 
   const __mmask16 tail = static_cast<__mmask16>((1u << (cols % 16)) - 1);
   for (int64_t k = 0; k < cols; k += 16) {
     const __mmask16 m = k + 16 <= cols ? static_cast<__mmask16>(0xffff) : tail;
-    if constexpr (NT <= 2) {  // few tokens: memory-bound; prefetch each row ahead
-      constexpr int kEs = kType == WeightType::kF32 ? 4 : 2;
-      _mm_prefetch(reinterpret_cast<const char*>(w0) + k * kEs + kPrefetchBytes, _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(w1) + k * kEs + kPrefetchBytes, _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(w2) + k * kEs + kPrefetchBytes, _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(w3) + k * kEs + kPrefetchBytes, _MM_HINT_T0);
-    }
     const __m512 v0 = LoadW<kType>(w0, k, m), v1 = LoadW<kType>(w1, k, m);
     const __m512 v2 = LoadW<kType>(w2, k, m), v3 = LoadW<kType>(w3, k, m);
 #define RS_TOKEN_FMA(J)                                          \
@@ -138,11 +127,57 @@ void TileRowsFloat(const uint8_t* w0, int64_t row_bytes, int64_t cols, const flo
   }
 }
 
+// One weight row x NT (1..4) tokens. With few tokens the product is bound by reading weights
+// from memory, and one sequential stream per thread reads faster than the 4-row tiles' four
+// interleaved ones (on Zen 4, 1.7x at one token). Each (row, token) sums its products in the
+// tiles' order, so a token's output has the same bits at any batch size.
+template <WeightType kType, int NT>
+inline void RowFloat(const uint8_t* w, int64_t cols, const float* x, float* y, int64_t rows) {
+  const float* x0 = x;
+  const float* x1 = NT > 1 ? x0 + cols : x0;
+  const float* x2 = NT > 2 ? x0 + 2 * cols : x0;
+  const float* x3 = NT > 3 ? x0 + 3 * cols : x0;
+  __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+  const __mmask16 tail = static_cast<__mmask16>((1u << (cols % 16)) - 1);
+  for (int64_t k = 0; k < cols; k += 16) {
+    const __mmask16 m = k + 16 <= cols ? static_cast<__mmask16>(0xffff) : tail;
+    const __m512 v = LoadW<kType>(w, k, m);
+    a0 = _mm512_fmadd_ps(v, _mm512_maskz_loadu_ps(m, x0 + k), a0);
+    if constexpr (NT > 1) a1 = _mm512_fmadd_ps(v, _mm512_maskz_loadu_ps(m, x1 + k), a1);
+    if constexpr (NT > 2) a2 = _mm512_fmadd_ps(v, _mm512_maskz_loadu_ps(m, x2 + k), a2);
+    if constexpr (NT > 3) a3 = _mm512_fmadd_ps(v, _mm512_maskz_loadu_ps(m, x3 + k), a3);
+  }
+  y[0] = simd::HorizontalSum(a0);
+  if constexpr (NT > 1) y[rows] = simd::HorizontalSum(a1);
+  if constexpr (NT > 2) y[2 * rows] = simd::HorizontalSum(a2);
+  if constexpr (NT > 3) y[3 * rows] = simd::HorizontalSum(a3);
+}
+
+// One weight row against all n tokens, four at a time.
+template <WeightType kType>
+void RowAllTokensFloat(const uint8_t* w, int64_t cols, const float* x, int64_t n, float* y, int64_t rows) {
+  for (int64_t t = 0; t < n; t += 4) {
+    const float* xt = x + t * cols;
+    float* yt = y + t * rows;
+    switch (std::min<int64_t>(4, n - t)) {
+      case 4: RowFloat<kType, 4>(w, cols, xt, yt, rows); break;
+      case 3: RowFloat<kType, 3>(w, cols, xt, yt, rows); break;
+      case 2: RowFloat<kType, 2>(w, cols, xt, yt, rows); break;
+      default: RowFloat<kType, 1>(w, cols, xt, yt, rows); break;
+    }
+  }
+}
+
+// Up to this many tokens a row is streamed alone (RowFloat); above it, 4-row tiles reuse each
+// activation load across rows.
+constexpr int64_t kRowWiseMaxTokens = 4;
+
 template <WeightType kType>
 void StreamRowsFloat(const WeightView& w, const float* x, int64_t n, int64_t r0, int64_t r1, float* y) {
   int64_t r = r0;
-  for (; r + 4 <= r1; r += 4) TileRowsFloat<kType>(Row(w, r), w.row_bytes(), w.cols, x, n, y + r, w.rows);
-  if (r < r1) StreamRowsGeneric(w, x, nullptr, n, r, r1, y);
+  if (n > kRowWiseMaxTokens)
+    for (; r + 4 <= r1; r += 4) TileRowsFloat<kType>(Row(w, r), w.row_bytes(), w.cols, x, n, y + r, w.rows);
+  for (; r < r1; ++r) RowAllTokensFloat<kType>(Row(w, r), w.cols, x, n, y + r, w.rows);
 }
 
 #endif  // RS_HAVE_AVX512

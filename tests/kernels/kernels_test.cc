@@ -248,6 +248,32 @@ TEST_P(MatMulTest, MatchesDoubleReferenceOnDequantizedWeights) {
     }
 }
 
+// Float weights in small (streamed) batches: every (row, token) product is summed in the same order
+// whatever the batch size, so a token's output is the same alone and in any batch, bit for bit.
+// 87 rows and 250 columns leave partial row tiles and a masked column tail.
+TEST(MatMul, FloatWeightsGiveATokenTheSameBitsAtEveryStreamedBatchSize) {
+  const int64_t rows = 87, cols = 250, max_n = kMatMulStreamMaxBatch;
+  const std::vector<float> wf = Random(rows * cols, 41, 0.1f), x = Random(max_n * cols, 42);
+  ThreadPool pool(2);
+  MatMulScratch scratch(2);
+  for (WeightType type : {WeightType::kF32, WeightType::kF16, WeightType::kBF16}) {
+    WeightView w{type, nullptr, rows, cols};
+    std::vector<uint8_t> bytes(w.row_bytes() * rows);
+    for (int64_t r = 0; r < rows; ++r)
+      QuantizeBlocks(type, wf.data() + r * cols, bytes.data() + r * w.row_bytes(), cols);
+    w.data = bytes.data();
+    std::vector<float> all(max_n * rows);
+    MatMul(w, x.data(), max_n, all.data(), scratch, pool);
+    for (int64_t n = 1; n < max_n; ++n) {
+      std::vector<float> y(n * rows);
+      MatMul(w, x.data(), n, y.data(), scratch, pool);
+      for (int64_t i = 0; i < n * rows; ++i)
+        ASSERT_EQ(y[i], all[i]) << GetWeightTypeInfo(type).name << " batch " << n << " token " << i / rows
+                                << " row " << i % rows;
+    }
+  }
+}
+
 std::vector<MatMulCase> AllTypesAndBatches() {
   std::vector<MatMulCase> cases;
   for (WeightType t : kAllWeightTypes)
