@@ -9,7 +9,8 @@
 //
 // usage: model_bench [--types f32,f16,q8_0] [--threads 2] [--prefill 512]
 //                    [--batches 1,4,16,32] [--cached 128,512] [--dir /tmp] [--size medium] [--kv f32|f16]
-//                    [--repeat N]
+//                    [--repeat N] [--files a.gguf,b.gguf]
+// --files measures the given GGUF files (for example llama-quantize's) instead of generating.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -48,6 +49,7 @@ int main(int argc, char** argv) {
   std::string types = "f32,f16,q8_0", batches = "1,4,16,32", cached = "128,512", dir = "/tmp", size = "medium";
   int threads = 2, prefill = 512;
   std::string kv = "f32";
+  std::string files;  // given model files instead of generated ones
   int repeat = 1;  // more timed windows per figure; the best is kept (noise only slows things down)
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i], v = argv[i + 1];
@@ -60,6 +62,7 @@ int main(int argc, char** argv) {
     else if (k == "--size") size = v;
     else if (k == "--kv") kv = v;
     else if (k == "--repeat") repeat = std::max(1, std::atoi(v.c_str()));
+    else if (k == "--files") files = v;
     else {
       std::fprintf(stderr, "unknown option %s\n", k.c_str());
       return 2;
@@ -72,20 +75,25 @@ int main(int argc, char** argv) {
   std::printf("\n");
   std::fflush(stdout);
 
-  for (const std::string& type_name : Split(types)) {
-    auto spec = modelgen::SpecForSize(size);
-    if (!spec.ok()) return Fail(spec.status());
-    auto wt = modelgen::ParseWeightType(type_name);
-    if (!wt.ok()) return Fail(wt.status());
-    spec->weights = *wt;
-    // The README's reference models carry the llama-spm vocabulary (32000 tokens).
-    const std::string vocab = std::string(RADIXSERVE_SHARED_DIR) + "/vocab/ggml-vocab-llama-spm.gguf";
-    if (std::filesystem::exists(vocab)) spec->tokenizer_from = vocab;
-    const std::string path = dir + "/radixserve_bench_" + size + "_" + type_name + ".gguf";
-    if (!std::filesystem::exists(path)) {
-      std::fprintf(stderr, "generating %s ...\n", path.c_str());
-      Status st = modelgen::GenerateModel(*spec, path);
-      if (!st.ok()) return Fail(st);
+  // Each entry is a type to generate, or with --files a file to measure.
+  for (const std::string& entry : Split(files.empty() ? types : files)) {
+    std::string path = entry, type_name = std::filesystem::path(entry).stem().string();
+    if (files.empty()) {
+      type_name = entry;
+      auto spec = modelgen::SpecForSize(size);
+      if (!spec.ok()) return Fail(spec.status());
+      auto wt = modelgen::ParseWeightType(type_name);
+      if (!wt.ok()) return Fail(wt.status());
+      spec->weights = *wt;
+      // The README's reference models carry the llama-spm vocabulary (32000 tokens).
+      const std::string vocab = std::string(RADIXSERVE_SHARED_DIR) + "/vocab/ggml-vocab-llama-spm.gguf";
+      if (std::filesystem::exists(vocab)) spec->tokenizer_from = vocab;
+      path = dir + "/radixserve_bench_" + size + "_" + type_name + ".gguf";
+      if (!std::filesystem::exists(path)) {
+        std::fprintf(stderr, "generating %s ...\n", path.c_str());
+        Status st = modelgen::GenerateModel(*spec, path);
+        if (!st.ok()) return Fail(st);
+      }
     }
     auto file = gguf::GgufFile::Open(path);
     if (!file.ok()) return Fail(file.status());
