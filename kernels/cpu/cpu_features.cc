@@ -127,7 +127,7 @@ std::string SystemInfo() {
   s += " | gemm: " + GetBlas().Describe();
   // The prefill path of quantised weights (decode multiplies them in place with int8 products).
   s += std::string(" | quantised prefill: ") +
-       (GemmInt8Supports(WeightType::kQ8_0) ? "int8 VNNI GEMM" : "OpenBLAS on dequantised tiles");
+       (GemmInt8Supports(WeightType::kQ8_0) ? "int8 VNNI GEMM" : "int8 dot products streamed per row");
   return s;
 }
 

@@ -162,10 +162,17 @@ void MatMulShared(std::span<const MatMulOutput> outputs, const float* x, int64_t
   for (size_t i = 0; i < num_out; ++i)
     task_begin[i + 1] = task_begin[i] + (outputs[i].w->rows + rows_per_task - 1) / rows_per_task;
 
+  // Block types stream at every batch size unless the kernel set has an int8 GEMM for them: then
+  // each (row, token) product is the same sum whatever the batch and the task's rows (dequantised
+  // tiles through sgemm would round differently per shape, and activations re-quantised to int8
+  // downstream turn those last bits into visible differences between tp ranks or thread counts).
+  auto streamed = [&](const WeightView& w) { return stream || (!IsFloatWeight(w.type) && !GemmInt8Supports(w.type)); };
   QuantizedActivations xq;
-  bool any_blocks = false;
-  for (size_t i = 0; i < num_out; ++i) any_blocks |= !IsFloatWeight(outputs[i].w->type);
-  if (stream && any_blocks) xq = QuantizeActivations(x, n, cols, scratch.Quantized(QuantizedActivationsBytes(n, cols)));
+  bool any_streamed_blocks = false;
+  for (size_t i = 0; i < num_out; ++i)
+    any_streamed_blocks |= !IsFloatWeight(outputs[i].w->type) && streamed(*outputs[i].w);
+  if (any_streamed_blocks)
+    xq = QuantizeActivations(x, n, cols, scratch.Quantized(QuantizedActivationsBytes(n, cols)));
   // Large batches of block types: the int8 GEMM where the kernel set has one, x quantised once.
   bool any_int8 = false;
   for (size_t i = 0; i < num_out; ++i) any_int8 |= !stream && GemmInt8Supports(outputs[i].w->type);
@@ -185,7 +192,7 @@ void MatMulShared(std::span<const MatMulOutput> outputs, const float* x, int64_t
     float* y = outputs[o].y;
     const int64_t rows = w.rows;
     const int64_t r0 = (task - task_begin[o]) * rows_per_task, r1 = std::min(rows, r0 + rows_per_task);
-    if (stream) {
+    if (streamed(w)) {
       internal::StreamRows(w, x, xq, n, r0, r1, y);
       return;
     }

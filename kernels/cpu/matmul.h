@@ -43,7 +43,8 @@ class MatMulScratch {
   int64_t quantized_size_ = 0;
 };
 
-// Batch sizes up to this use the streaming (GEMV-like) path.
+// Batch sizes up to this use the streaming (GEMV-like) path; block types without an int8 GEMM in
+// the kernel set stream at every batch size (matmul.cc says why).
 inline constexpr int64_t kMatMulStreamMaxBatch = 8;
 
 void MatMul(const WeightView& w, const float* x, int64_t n, float* y, MatMulScratch& scratch,
