@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <set>
 
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/convert.h"
@@ -69,71 +68,14 @@ Result<std::unique_ptr<LlamaModel>> LlamaModel::Load(std::shared_ptr<const gguf:
 }
 
 Status LlamaModel::LoadWeights() {
-  const gguf::GgufFile& f = *file_;
-  const LlamaConfig& c = config_;
-  std::set<std::string> used;
-  auto matrix = [&](const std::string& name, int64_t rows, int64_t cols) {
-    used.insert(name);
-    return GetMatrix(f, name, rows, cols);
-  };
-  auto vec = [&](const std::string& name, int64_t n) {
-    used.insert(name);
-    return GetVector(f, name, n);
-  };
-  RS_ASSIGN_OR_RETURN(token_embd_, matrix("token_embd.weight", c.vocab_size, c.dim));
-  if (c.tied_output) {
-    output_ = token_embd_;
-  } else {
-    RS_ASSIGN_OR_RETURN(output_, matrix("output.weight", c.vocab_size, c.dim));
-  }
-  RS_ASSIGN_OR_RETURN(output_norm_, vec("output_norm.weight", c.dim));
-  std::vector<float> rope_freqs;
-  if (c.rope_freq_factors) {
-    RS_ASSIGN_OR_RETURN(rope_freqs, vec("rope_freqs.weight", c.rope_dim / 2));
-  }
-  layers_.resize(c.num_layers);
-  for (int l = 0; l < c.num_layers; ++l) {
-    const std::string p = "blk." + std::to_string(l) + ".";
-    Layer& L = layers_[l];
-    RS_ASSIGN_OR_RETURN(L.attn_norm, vec(p + "attn_norm.weight", c.dim));
-    RS_ASSIGN_OR_RETURN(L.ffn_norm, vec(p + "ffn_norm.weight", c.dim));
-    if (c.fused_qkv) {
-      RS_ASSIGN_OR_RETURN(WeightView qkv, matrix(p + "attn_qkv.weight", c.q_dim() + 2 * c.kv_dim(), c.dim));
-      L.wq = qkv.Rows(0, c.q_dim());
-      L.wk = qkv.Rows(c.q_dim(), c.kv_dim());
-      L.wv = qkv.Rows(c.q_dim() + c.kv_dim(), c.kv_dim());
-    } else {
-      RS_ASSIGN_OR_RETURN(L.wq, matrix(p + "attn_q.weight", c.q_dim(), c.dim));
-      RS_ASSIGN_OR_RETURN(L.wk, matrix(p + "attn_k.weight", c.kv_dim(), c.dim));
-      RS_ASSIGN_OR_RETURN(L.wv, matrix(p + "attn_v.weight", c.kv_dim(), c.dim));
-    }
-    if (c.attention_bias) {
-      RS_ASSIGN_OR_RETURN(L.bq, vec(p + "attn_q.bias", c.q_dim()));
-      RS_ASSIGN_OR_RETURN(L.bk, vec(p + "attn_k.bias", c.kv_dim()));
-      RS_ASSIGN_OR_RETURN(L.bv, vec(p + "attn_v.bias", c.kv_dim()));
-    }
-    RS_ASSIGN_OR_RETURN(L.wo, matrix(p + "attn_output.weight", c.dim, c.q_dim()));
-    if (c.fused_gate_up) {
-      RS_ASSIGN_OR_RETURN(WeightView gate_up, matrix(p + "ffn_up.weight", 2 * int64_t{c.ffn_dim}, c.dim));
-      L.w_gate = gate_up.Rows(0, c.ffn_dim);
-      L.w_up = gate_up.Rows(c.ffn_dim, c.ffn_dim);
-    } else {
-      RS_ASSIGN_OR_RETURN(L.w_gate, matrix(p + "ffn_gate.weight", c.ffn_dim, c.dim));
-      RS_ASSIGN_OR_RETURN(L.w_up, matrix(p + "ffn_up.weight", c.ffn_dim, c.dim));
-    }
-    RS_ASSIGN_OR_RETURN(L.w_down, matrix(p + "ffn_down.weight", c.dim, c.ffn_dim));
-    if (l < layer_begin_ || l >= layer_end_) L = Layer{};  // checked, not kept: another stage runs it
-  }
-  // A tensor the forward pass does not read means a layout it does not know: refuse, never run wrongly.
-  for (const gguf::TensorInfo& t : f.tensors())
-    if (!used.count(t.name))
-      return Status::Unsupported(f.name() + ": tensor " + t.name + " is not part of the " + c.architecture +
-                                 " layout this engine runs");
-  rope_inv_freq_.resize(c.rope_dim / 2);
-  for (int i = 0; i < c.rope_dim / 2; ++i) {
-    const double inv = std::pow(static_cast<double>(c.rope_freq_base), -2.0 * i / c.rope_dim);
-    rope_inv_freq_[i] = static_cast<float>(rope_freqs.empty() ? inv : inv / rope_freqs[i]);
-  }
+  RS_ASSIGN_OR_RETURN(LlamaWeights w, LoadLlamaWeights(*file_, config_));
+  token_embd_ = w.token_embd;
+  output_ = w.output;
+  output_norm_ = std::move(w.output_norm);
+  rope_inv_freq_ = std::move(w.rope_inv_freq);
+  layers_ = std::move(w.layers);
+  for (int l = 0; l < config_.num_layers; ++l)
+    if (l < layer_begin_ || l >= layer_end_) layers_[l] = LayerWeights{};  // checked, not kept: another stage runs it
   return Status::Ok();
 }
 
@@ -165,33 +107,10 @@ Status LlamaModel::ShardWeights() {
 Status LlamaModel::Validate(std::span<const SequenceInput> seqs, const KvCache& kv, std::span<float> logits,
                             const ForwardOptions& options, int64_t* total_tokens) const {
   const LlamaConfig& c = config_;
-  if (seqs.empty()) return Status::InvalidArgument("Forward: empty batch");
   if (kv.num_layers() != kv_config_.num_layers || kv.kv_dim() != kv_config_.kv_dim())
     return Status::InvalidArgument("Forward: KV cache shape does not match the model");
   int64_t total = 0;
-  for (size_t s = 0; s < seqs.size(); ++s) {
-    const SequenceInput& in = seqs[s];
-    // Built only on error: validation runs every step and must not allocate.
-    auto where = [s] { return "Forward: sequence " + std::to_string(s) + ": "; };
-    if (in.new_tokens.empty()) return Status::InvalidArgument(where() + "no new tokens");
-    if (in.cached_len < 0) return Status::InvalidArgument(where() + "negative cached_len");
-    const int64_t len = static_cast<int64_t>(in.cached_len) + static_cast<int64_t>(in.new_tokens.size());
-    if (static_cast<int64_t>(in.slots.size()) != len)
-      return Status::InvalidArgument(where() + "slots has " + std::to_string(in.slots.size()) +
-                                     " entries, expected cached_len + new tokens = " + std::to_string(len));
-    if (len > c.context_length)
-      return Status::InvalidArgument(where() + "length " + std::to_string(len) + " exceeds the context length " +
-                                     std::to_string(c.context_length));
-    for (int32_t slot : in.slots)
-      if (slot < 0 || slot >= kv.num_slots())
-        return Status::InvalidArgument(where() + "KV slot " + std::to_string(slot) + " is outside [0, " +
-                                       std::to_string(kv.num_slots()) + ")");
-    for (int32_t tok : in.new_tokens)
-      if (tok < 0 || tok >= c.vocab_size)
-        return Status::InvalidArgument(where() + "token id " + std::to_string(tok) + " is outside the vocabulary [0, " +
-                                       std::to_string(c.vocab_size) + ")");
-    total += static_cast<int64_t>(in.new_tokens.size());
-  }
+  RS_RETURN_IF_ERROR(ValidateSequences(c, seqs, kv.num_slots(), &total));
   const int64_t hidden = total * c.dim;
   if (!first_stage() && static_cast<int64_t>(options.hidden_in.size()) != hidden)
     return Status::InvalidArgument("Forward: this pipeline stage starts at layer " + std::to_string(layer_begin_) +

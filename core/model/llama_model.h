@@ -25,9 +25,11 @@
 #include <vector>
 
 #include "core/gguf/gguf_reader.h"
+#include "core/model/forward_input.h"
 #include "core/model/kv_cache.h"
 #include "core/model/llama_config.h"
 #include "core/model/tensor_parallel.h"
+#include "core/model/weights.h"
 #include "core/util/status.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/thread_pool.h"
@@ -46,25 +48,6 @@ struct ModelOptions {
   // The first stage embeds tokens, the last one computes logits; its KV cache holds its layers only.
   int layer_begin = 0;
   int layer_end = -1;
-};
-
-struct SequenceInput {
-  int32_t cached_len = 0;
-  std::span<const int32_t> new_tokens;
-  std::span<const int32_t> slots;  // size cached_len + new_tokens.size()
-};
-
-struct ForwardOptions {
-  // false: logits are [num_seqs][vocab] for each sequence's last token.
-  // true: logits are [total new tokens][vocab], sequences in order.
-  bool all_logits = false;
-  // Tensor parallelism: the step's id, the same on every rank (the forward batch's id).
-  uint64_t step = 0;
-  // Pipeline parallelism: the residual stream entering this stage's first layer, [T][dim] for the
-  // T new tokens in order (required unless this stage is the first), and where it leaves this
-  // stage's last layer (required unless this stage is the last; `logits` is then empty).
-  std::span<const float> hidden_in;
-  std::span<float> hidden_out;
 };
 
 class LlamaModel {
@@ -93,11 +76,7 @@ class LlamaModel {
                  const ForwardOptions& options = {});
 
  private:
-  struct Layer {
-    std::vector<float> attn_norm, ffn_norm;
-    std::vector<float> bq, bk, bv;  // empty unless config().attention_bias
-    kernels::WeightView wq, wk, wv, wo, w_gate, w_up, w_down;
-  };
+  using Layer = LayerWeights;
   struct Workspace;
 
   LlamaModel() = default;

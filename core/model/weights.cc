@@ -1,5 +1,8 @@
 #include "core/model/weights.h"
 
+#include <cmath>
+#include <set>
+
 #include "kernels/cpu/matmul.h"
 
 namespace radixserve::model {
@@ -74,6 +77,73 @@ Result<WeightView> GetAnyMatrix(const gguf::GgufFile& f, const std::string& name
   if (t == nullptr) return Status::NotFound(f.name() + ": tensor " + name + " is missing");
   if (t->dims.size() != 2) return Status::InvalidArgument(f.name() + ": tensor " + name + " is not a matrix");
   return GetMatrix(f, name, static_cast<int64_t>(t->dims[1]), static_cast<int64_t>(t->dims[0]));
+}
+
+Result<LlamaWeights> LoadLlamaWeights(const gguf::GgufFile& f, const LlamaConfig& c) {
+  LlamaWeights w;
+  std::set<std::string> used;
+  auto matrix = [&](const std::string& name, int64_t rows, int64_t cols) {
+    used.insert(name);
+    return GetMatrix(f, name, rows, cols);
+  };
+  auto vec = [&](const std::string& name, int64_t n) {
+    used.insert(name);
+    return GetVector(f, name, n);
+  };
+  RS_ASSIGN_OR_RETURN(w.token_embd, matrix("token_embd.weight", c.vocab_size, c.dim));
+  if (c.tied_output) {
+    w.output = w.token_embd;
+  } else {
+    RS_ASSIGN_OR_RETURN(w.output, matrix("output.weight", c.vocab_size, c.dim));
+  }
+  RS_ASSIGN_OR_RETURN(w.output_norm, vec("output_norm.weight", c.dim));
+  std::vector<float> rope_freqs;
+  if (c.rope_freq_factors) {
+    RS_ASSIGN_OR_RETURN(rope_freqs, vec("rope_freqs.weight", c.rope_dim / 2));
+  }
+  w.layers.resize(c.num_layers);
+  for (int l = 0; l < c.num_layers; ++l) {
+    const std::string p = "blk." + std::to_string(l) + ".";
+    LayerWeights& L = w.layers[l];
+    RS_ASSIGN_OR_RETURN(L.attn_norm, vec(p + "attn_norm.weight", c.dim));
+    RS_ASSIGN_OR_RETURN(L.ffn_norm, vec(p + "ffn_norm.weight", c.dim));
+    if (c.fused_qkv) {
+      RS_ASSIGN_OR_RETURN(WeightView qkv, matrix(p + "attn_qkv.weight", c.q_dim() + 2 * c.kv_dim(), c.dim));
+      L.wq = qkv.Rows(0, c.q_dim());
+      L.wk = qkv.Rows(c.q_dim(), c.kv_dim());
+      L.wv = qkv.Rows(c.q_dim() + c.kv_dim(), c.kv_dim());
+    } else {
+      RS_ASSIGN_OR_RETURN(L.wq, matrix(p + "attn_q.weight", c.q_dim(), c.dim));
+      RS_ASSIGN_OR_RETURN(L.wk, matrix(p + "attn_k.weight", c.kv_dim(), c.dim));
+      RS_ASSIGN_OR_RETURN(L.wv, matrix(p + "attn_v.weight", c.kv_dim(), c.dim));
+    }
+    if (c.attention_bias) {
+      RS_ASSIGN_OR_RETURN(L.bq, vec(p + "attn_q.bias", c.q_dim()));
+      RS_ASSIGN_OR_RETURN(L.bk, vec(p + "attn_k.bias", c.kv_dim()));
+      RS_ASSIGN_OR_RETURN(L.bv, vec(p + "attn_v.bias", c.kv_dim()));
+    }
+    RS_ASSIGN_OR_RETURN(L.wo, matrix(p + "attn_output.weight", c.dim, c.q_dim()));
+    if (c.fused_gate_up) {
+      RS_ASSIGN_OR_RETURN(WeightView gate_up, matrix(p + "ffn_up.weight", 2 * int64_t{c.ffn_dim}, c.dim));
+      L.w_gate = gate_up.Rows(0, c.ffn_dim);
+      L.w_up = gate_up.Rows(c.ffn_dim, c.ffn_dim);
+    } else {
+      RS_ASSIGN_OR_RETURN(L.w_gate, matrix(p + "ffn_gate.weight", c.ffn_dim, c.dim));
+      RS_ASSIGN_OR_RETURN(L.w_up, matrix(p + "ffn_up.weight", c.ffn_dim, c.dim));
+    }
+    RS_ASSIGN_OR_RETURN(L.w_down, matrix(p + "ffn_down.weight", c.dim, c.ffn_dim));
+  }
+  // A tensor the forward pass does not read means a layout it does not know: refuse, never run wrongly.
+  for (const gguf::TensorInfo& t : f.tensors())
+    if (!used.count(t.name))
+      return Status::Unsupported(f.name() + ": tensor " + t.name + " is not part of the " + c.architecture +
+                                 " layout this engine runs");
+  w.rope_inv_freq.resize(c.rope_dim / 2);
+  for (int i = 0; i < c.rope_dim / 2; ++i) {
+    const double inv = std::pow(static_cast<double>(c.rope_freq_base), -2.0 * i / c.rope_dim);
+    w.rope_inv_freq[i] = static_cast<float>(rope_freqs.empty() ? inv : inv / rope_freqs[i]);
+  }
+  return w;
 }
 
 }  // namespace radixserve::model

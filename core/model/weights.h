@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/gguf/gguf_reader.h"
+#include "core/model/llama_config.h"
 #include "core/util/status.h"
 #include "kernels/cpu/weight.h"
 
@@ -24,5 +25,24 @@ Result<kernels::WeightView> GetAnyMatrix(const gguf::GgufFile& f, const std::str
 
 // A vector of n values converted to F32 (it must be F32, F16 or BF16).
 Result<std::vector<float>> GetVector(const gguf::GgufFile& f, const std::string& name, int64_t n);
+
+// One transformer block's tensors, as the forward pass reads them (fused tensors split by rows).
+struct LayerWeights {
+  std::vector<float> attn_norm, ffn_norm;
+  std::vector<float> bq, bk, bv;  // empty unless config.attention_bias
+  kernels::WeightView wq, wk, wv, wo, w_gate, w_up, w_down;
+};
+
+// Every tensor of a llama-family file by its role, for any backend to compute on or upload.
+struct LlamaWeights {
+  kernels::WeightView token_embd, output;  // output is token_embd when the file ties them
+  std::vector<float> output_norm;
+  std::vector<LayerWeights> layers;
+  std::vector<float> rope_inv_freq;  // [rope_dim / 2]: base^(-2i/rope_dim), rope_freqs.weight's divisors applied
+};
+
+// Finds and checks every tensor the config calls for. A tensor the forward pass would not read
+// means a layout this engine does not know: it is refused by name, never run wrongly.
+Result<LlamaWeights> LoadLlamaWeights(const gguf::GgufFile& f, const LlamaConfig& c);
 
 }  // namespace radixserve::model

@@ -1,0 +1,305 @@
+#include "core/model/cuda_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "core/model/weights.h"
+#include "kernels/cpu/convert.h"
+#include "kernels/cpu/matmul.h"
+#include "kernels/cuda/attention.h"
+#include "kernels/cuda/device.h"
+#include "kernels/cuda/gemm.h"
+#include "kernels/cuda/ops.h"
+
+namespace radixserve::model {
+
+namespace cu = radixserve::cuda;
+using kernels::WeightType;
+using kernels::WeightView;
+
+namespace {
+
+constexpr float kF16Max = 65504.0f;
+
+struct DeviceMatrix {  // F16 [rows][cols]
+  cu::DeviceBuffer buf;
+  int64_t rows = 0, cols = 0;
+  const uint16_t* data() const { return buf.as<const uint16_t>(); }
+};
+
+// Uploads w as F16 in chunks of rows, so that a large matrix never needs a whole F32 copy on the host.
+Result<DeviceMatrix> UploadMatrix(const std::string& name, const WeightView& w, cu::Stream stream) {
+  DeviceMatrix m;
+  m.rows = w.rows;
+  m.cols = w.cols;
+  RS_ASSIGN_OR_RETURN(m.buf, cu::DeviceBuffer::Allocate(static_cast<size_t>(w.rows * w.cols) * 2));
+  const int64_t chunk_rows = std::max<int64_t>(1, (int64_t{1} << 22) / w.cols);
+  std::vector<float> f32;
+  std::vector<uint16_t> f16;
+  for (int64_t r = 0; r < w.rows; r += chunk_rows) {
+    const int64_t n = std::min(chunk_rows, w.rows - r), elems = n * w.cols;
+    const void* src = static_cast<const uint8_t*>(w.data) + r * w.row_bytes();
+    if (w.type != WeightType::kF16) {
+      f32.resize(elems);
+      f16.resize(elems);
+      kernels::DequantizeRows(w, r, r + n, f32.data());
+      for (int64_t i = 0; i < elems; ++i)
+        if (!(std::fabs(f32[i]) <= kF16Max))
+          return Status::Unsupported(name + ": value " + std::to_string(f32[i]) + " at row " +
+                                     std::to_string(r + i / w.cols) + " does not fit the GPU's F16 weights");
+      kernels::ConvertF32ToF16(f32.data(), f16.data(), elems);
+      src = f16.data();
+    }
+    RS_RETURN_IF_ERROR(cu::CopyToDevice(m.buf.as<uint16_t>() + r * w.cols, src, static_cast<size_t>(elems) * 2, stream));
+    RS_RETURN_IF_ERROR(cu::Synchronize(stream));  // the staging vectors are refilled by the next chunk
+  }
+  return m;
+}
+
+Result<cu::DeviceBuffer> UploadFloats(const std::vector<float>& v, cu::Stream stream) {
+  RS_ASSIGN_OR_RETURN(cu::DeviceBuffer b, cu::DeviceBuffer::Allocate(v.size() * sizeof(float)));
+  RS_RETURN_IF_ERROR(cu::CopyToDevice(b.data(), v.data(), v.size() * sizeof(float), stream));
+  RS_RETURN_IF_ERROR(cu::Synchronize(stream));
+  return b;
+}
+
+// Scratch that only grows (doubling), so that a warm step allocates nothing.
+template <typename Buffer>
+Status Grow(Buffer& b, size_t bytes) {
+  if (b.bytes() >= bytes) return Status::Ok();
+  RS_ASSIGN_OR_RETURN(b, Buffer::Allocate(std::max(bytes, 2 * b.bytes())));
+  return Status::Ok();
+}
+
+}  // namespace
+
+struct CudaModel::Impl {
+  struct Layer {
+    DeviceMatrix wq, wk, wv, wo, gate, up, down;
+    cu::DeviceBuffer attn_norm, ffn_norm, bq, bk, bv;
+  };
+  cu::OwnedStream stream;
+  std::unique_ptr<cu::Gemm> gemm;
+  DeviceMatrix token_embd, output_own;
+  const DeviceMatrix* output = nullptr;  // &output_own, or &token_embd when tied
+  cu::DeviceBuffer output_norm, rope_inv_freq;
+  std::vector<Layer> layers;
+  cu::DeviceBuffer k_cache, v_cache;  // [layers][slots][kv_dim]
+  // Per-step scratch.
+  cu::PinnedBuffer staging;  // the step's int32 inputs, copied in with one transfer
+  cu::DeviceBuffer ints, x, xn, half, q, k, v, attn, gate, up, cos_sin, last, logits;
+
+  Status Project(const DeviceMatrix& w, const float* in, int64_t T, float* out) {
+    RS_RETURN_IF_ERROR(cu::ConvertF32ToF16(in, half.as<uint16_t>(), T * w.cols, stream.get()));
+    return gemm->F16(w.data(), w.rows, w.cols, half.as<const uint16_t>(), T, out);
+  }
+};
+
+CudaModel::CudaModel() : impl_(std::make_unique<Impl>()) {}
+CudaModel::~CudaModel() = default;
+
+Result<std::unique_ptr<CudaModel>> CudaModel::Load(std::shared_ptr<const gguf::GgufFile> file,
+                                                   const CudaModelOptions& options) {
+  if (!file) return Status::InvalidArgument("CudaModel::Load: no GGUF file");
+  if (options.num_slots <= 0 || options.num_slots > INT32_MAX)
+    return Status::InvalidArgument("CudaModel::Load: num_slots must be in [1, 2^31), got " +
+                                   std::to_string(options.num_slots));
+  const int devices = cu::DeviceCount();
+  if (devices == 0) return Status::Unavailable("device:=cuda: no CUDA device (" + cu::NoDeviceReason() + ")");
+  if (options.device < 0 || options.device >= devices)
+    return Status::InvalidArgument("CUDA device " + std::to_string(options.device) + " does not exist (" +
+                                   std::to_string(devices) + " found)");
+  RS_RETURN_IF_ERROR(cu::SetDevice(options.device));
+  RS_ASSIGN_OR_RETURN(cu::DeviceInfo info, cu::GetDeviceInfo(options.device));
+
+  std::unique_ptr<CudaModel> m(new CudaModel());
+  m->device_name_ = info.name + " (sm_" + std::to_string(info.major * 10 + info.minor) + ", " +
+                    std::to_string(info.sm_count) + " SMs, " + std::to_string(info.total_bytes >> 30) + " GiB)";
+  m->num_slots_ = options.num_slots;
+  m->kv_type_ = options.kv_type;
+  RS_ASSIGN_OR_RETURN(m->config_, LlamaConfig::FromGguf(*file));
+  const LlamaConfig& c = m->config_;
+  if (c.head_dim > cu::kMaxAttentionHeadDim)
+    return Status::Unsupported(file->name() + ": head size " + std::to_string(c.head_dim) +
+                               " exceeds the CUDA attention kernel's " + std::to_string(cu::kMaxAttentionHeadDim));
+  RS_ASSIGN_OR_RETURN(LlamaWeights w, LoadLlamaWeights(*file, c));
+
+  Impl& im = *m->impl_;
+  RS_ASSIGN_OR_RETURN(im.stream, cu::OwnedStream::Create());
+  const cu::Stream s = im.stream.get();
+  RS_ASSIGN_OR_RETURN(im.gemm, cu::Gemm::Create(s));
+  RS_ASSIGN_OR_RETURN(im.token_embd, UploadMatrix("token_embd.weight", w.token_embd, s));
+  if (c.tied_output) {
+    im.output = &im.token_embd;
+  } else {
+    RS_ASSIGN_OR_RETURN(im.output_own, UploadMatrix("output.weight", w.output, s));
+    im.output = &im.output_own;
+  }
+  RS_ASSIGN_OR_RETURN(im.output_norm, UploadFloats(w.output_norm, s));
+  RS_ASSIGN_OR_RETURN(im.rope_inv_freq, UploadFloats(w.rope_inv_freq, s));
+  im.layers.resize(c.num_layers);
+  for (int l = 0; l < c.num_layers; ++l) {
+    const LayerWeights& L = w.layers[l];
+    Impl::Layer& D = im.layers[l];
+    const std::string p = "blk." + std::to_string(l) + ".";
+    RS_ASSIGN_OR_RETURN(D.wq, UploadMatrix(p + "attn_q", L.wq, s));
+    RS_ASSIGN_OR_RETURN(D.wk, UploadMatrix(p + "attn_k", L.wk, s));
+    RS_ASSIGN_OR_RETURN(D.wv, UploadMatrix(p + "attn_v", L.wv, s));
+    RS_ASSIGN_OR_RETURN(D.wo, UploadMatrix(p + "attn_output", L.wo, s));
+    RS_ASSIGN_OR_RETURN(D.gate, UploadMatrix(p + "ffn_gate", L.w_gate, s));
+    RS_ASSIGN_OR_RETURN(D.up, UploadMatrix(p + "ffn_up", L.w_up, s));
+    RS_ASSIGN_OR_RETURN(D.down, UploadMatrix(p + "ffn_down", L.w_down, s));
+    RS_ASSIGN_OR_RETURN(D.attn_norm, UploadFloats(L.attn_norm, s));
+    RS_ASSIGN_OR_RETURN(D.ffn_norm, UploadFloats(L.ffn_norm, s));
+    if (c.attention_bias) {
+      RS_ASSIGN_OR_RETURN(D.bq, UploadFloats(L.bq, s));
+      RS_ASSIGN_OR_RETURN(D.bk, UploadFloats(L.bk, s));
+      RS_ASSIGN_OR_RETURN(D.bv, UploadFloats(L.bv, s));
+    }
+  }
+  const size_t elem = m->kv_type_ == KvType::kF16 ? 2 : 4;
+  const size_t kv_bytes = static_cast<size_t>(c.num_layers) * options.num_slots * c.kv_dim() * elem;
+  RS_ASSIGN_OR_RETURN(im.k_cache, cu::DeviceBuffer::Allocate(kv_bytes));
+  RS_ASSIGN_OR_RETURN(im.v_cache, cu::DeviceBuffer::Allocate(kv_bytes));
+  return m;
+}
+
+Status CudaModel::Forward(std::span<const SequenceInput> seqs, std::span<float> logits, const ForwardOptions& options) {
+  if (!options.hidden_in.empty() || !options.hidden_out.empty())
+    return Status::Unsupported("Forward: the CUDA backend does not run pipeline stages yet");
+  int64_t T = 0;
+  const LlamaConfig& c = config_;
+  RS_RETURN_IF_ERROR(ValidateSequences(c, seqs, num_slots_, &T));
+  const int64_t S = static_cast<int64_t>(seqs.size());
+  const int64_t out_rows = options.all_logits ? T : S;
+  if (static_cast<int64_t>(logits.size()) != out_rows * c.vocab_size)
+    return Status::InvalidArgument("Forward: logits has " + std::to_string(logits.size()) + " floats, expected " +
+                                   std::to_string(out_rows * c.vocab_size));
+  Impl& im = *impl_;
+  const cu::Stream st = im.stream.get();
+
+  // The step's int32 inputs: tokens, positions, sequence of each token, slot of each token, the
+  // last token of each sequence, then one slot row per sequence (row_stride each).
+  int64_t row_stride = 0;
+  for (const SequenceInput& in : seqs) row_stride = std::max<int64_t>(row_stride, in.slots.size());
+  const int64_t n_ints = 4 * T + S + S * row_stride;
+  RS_RETURN_IF_ERROR(Grow(im.staging, n_ints * sizeof(int32_t)));
+  int32_t* h = im.staging.as<int32_t>();
+  int32_t *tokens = h, *pos = h + T, *token_seq = h + 2 * T, *token_slot = h + 3 * T, *last_idx = h + 4 * T;
+  int32_t* rows = last_idx + S;
+  int64_t t = 0;
+  for (int64_t s = 0; s < S; ++s) {
+    const SequenceInput& in = seqs[s];
+    for (size_t i = 0; i < in.new_tokens.size(); ++i, ++t) {
+      tokens[t] = in.new_tokens[i];
+      pos[t] = in.cached_len + static_cast<int32_t>(i);
+      token_seq[t] = static_cast<int32_t>(s);
+      token_slot[t] = in.slots[pos[t]];
+    }
+    last_idx[s] = static_cast<int32_t>(t - 1);
+    std::copy(in.slots.begin(), in.slots.end(), rows + s * row_stride);
+  }
+
+  const int64_t dim = c.dim, qd = c.q_dim(), kvd = c.kv_dim(), ffn = c.ffn_dim;
+  const int64_t widest = std::max({dim, qd, ffn});
+  RS_RETURN_IF_ERROR(Grow(im.ints, n_ints * sizeof(int32_t)));
+  RS_RETURN_IF_ERROR(Grow(im.x, T * dim * sizeof(float)));
+  RS_RETURN_IF_ERROR(Grow(im.xn, T * dim * sizeof(float)));
+  RS_RETURN_IF_ERROR(Grow(im.half, T * widest * sizeof(uint16_t)));
+  RS_RETURN_IF_ERROR(Grow(im.q, T * qd * sizeof(float)));
+  RS_RETURN_IF_ERROR(Grow(im.k, T * kvd * sizeof(float)));
+  RS_RETURN_IF_ERROR(Grow(im.v, T * kvd * sizeof(float)));
+  RS_RETURN_IF_ERROR(Grow(im.attn, T * qd * sizeof(float)));
+  RS_RETURN_IF_ERROR(Grow(im.gate, T * ffn * sizeof(float)));
+  RS_RETURN_IF_ERROR(Grow(im.up, T * ffn * sizeof(float)));
+  RS_RETURN_IF_ERROR(Grow(im.cos_sin, T * std::max(c.rope_dim, 2) * sizeof(float)));
+  RS_RETURN_IF_ERROR(Grow(im.last, S * dim * sizeof(float)));
+  RS_RETURN_IF_ERROR(Grow(im.logits, out_rows * c.vocab_size * sizeof(float)));
+  RS_RETURN_IF_ERROR(cu::CopyToDevice(im.ints.data(), h, n_ints * sizeof(int32_t), st));
+  const int32_t* d = im.ints.as<const int32_t>();
+  const int32_t *d_tokens = d, *d_pos = d + T, *d_seq = d + 2 * T, *d_slot = d + 3 * T, *d_last = d + 4 * T;
+  const int32_t* d_rows = d_last + S;
+
+  float *x = im.x.as<float>(), *xn = im.xn.as<float>(), *q = im.q.as<float>(), *k = im.k.as<float>();
+  float *v = im.v.as<float>(), *attn = im.attn.as<float>(), *gate = im.gate.as<float>(), *up = im.up.as<float>();
+  float* cos_sin = im.cos_sin.as<float>();
+  const bool neox = c.rope_style == RopeStyle::kNeox;
+  const size_t elem = kv_type_ == KvType::kF16 ? 2 : 4;
+  const size_t layer_bytes = static_cast<size_t>(num_slots_) * kvd * elem;
+  const cu::AttentionShape shape{c.num_heads, c.num_kv_heads, c.head_dim, c.sliding_window,
+                                 1.0f / std::sqrt(static_cast<float>(c.head_dim))};
+
+  RS_RETURN_IF_ERROR(cu::EmbedRowsF16(im.token_embd.data(), d_tokens, T, dim, c.embedding_scale, x, st));
+  RS_RETURN_IF_ERROR(cu::RopeAngles(d_pos, T, im.rope_inv_freq.as<float>(), c.rope_dim / 2, c.rope_linear_scale,
+                                    cos_sin, st));
+  RS_RETURN_IF_ERROR(cu::RmsNorm(x, im.layers[0].attn_norm.as<float>(), c.rms_eps, xn, T, dim, st));
+  for (int l = 0; l < c.num_layers; ++l) {
+    const Impl::Layer& L = im.layers[l];
+    RS_RETURN_IF_ERROR(cu::ConvertF32ToF16(xn, im.half.as<uint16_t>(), T * dim, st));
+    const uint16_t* xh = im.half.as<const uint16_t>();
+    RS_RETURN_IF_ERROR(im.gemm->F16(L.wq.data(), qd, dim, xh, T, q));
+    RS_RETURN_IF_ERROR(im.gemm->F16(L.wk.data(), kvd, dim, xh, T, k));
+    RS_RETURN_IF_ERROR(im.gemm->F16(L.wv.data(), kvd, dim, xh, T, v));
+    if (c.attention_bias) {
+      RS_RETURN_IF_ERROR(cu::AddBias(q, L.bq.as<float>(), T, qd, st));
+      RS_RETURN_IF_ERROR(cu::AddBias(k, L.bk.as<float>(), T, kvd, st));
+      RS_RETURN_IF_ERROR(cu::AddBias(v, L.bv.as<float>(), T, kvd, st));
+    }
+    RS_RETURN_IF_ERROR(cu::Rope(q, T, c.num_heads, c.head_dim, c.rope_dim, cos_sin, neox, st));
+    RS_RETURN_IF_ERROR(cu::Rope(k, T, c.num_kv_heads, c.head_dim, c.rope_dim, cos_sin, neox, st));
+    uint8_t* k_layer = im.k_cache.as<uint8_t>() + l * layer_bytes;
+    uint8_t* v_layer = im.v_cache.as<uint8_t>() + l * layer_bytes;
+    RS_RETURN_IF_ERROR(cu::KvScatter(k, v, d_slot, T, kvd, k_layer, v_layer, kv_type_ == KvType::kF16, st));
+    const cu::PagedKvLayer kv{k_layer, v_layer, kvd, kv_type_ == KvType::kF16};
+    RS_RETURN_IF_ERROR(cu::PagedAttention(q, T, kv, shape, d_rows, row_stride, d_seq, d_pos, attn, st));
+    RS_RETURN_IF_ERROR(im.Project(L.wo, attn, T, xn));
+    RS_RETURN_IF_ERROR(cu::Add(xn, x, T * dim, st));  // residual
+    RS_RETURN_IF_ERROR(cu::RmsNorm(x, L.ffn_norm.as<float>(), c.rms_eps, xn, T, dim, st));
+    RS_RETURN_IF_ERROR(cu::ConvertF32ToF16(xn, im.half.as<uint16_t>(), T * dim, st));
+    RS_RETURN_IF_ERROR(im.gemm->F16(L.gate.data(), ffn, dim, xh, T, gate));
+    RS_RETURN_IF_ERROR(im.gemm->F16(L.up.data(), ffn, dim, xh, T, up));
+    RS_RETURN_IF_ERROR(c.ffn_activation == FfnActivation::kGeluTanh ? cu::GeluMul(gate, up, gate, T * ffn, st)
+                                                                     : cu::SiluMul(gate, up, gate, T * ffn, st));
+    RS_RETURN_IF_ERROR(im.Project(L.down, gate, T, xn));
+    RS_RETURN_IF_ERROR(cu::Add(xn, x, T * dim, st));  // residual
+    if (l + 1 < c.num_layers)
+      RS_RETURN_IF_ERROR(cu::RmsNorm(x, im.layers[l + 1].attn_norm.as<float>(), c.rms_eps, xn, T, dim, st));
+  }
+  const float* final_in = x;
+  if (!options.all_logits) {
+    RS_RETURN_IF_ERROR(cu::GatherRows(x, d_last, S, dim, im.last.as<float>(), st));
+    final_in = im.last.as<float>();
+  }
+  RS_RETURN_IF_ERROR(cu::RmsNorm(final_in, im.output_norm.as<float>(), c.rms_eps, xn, out_rows, dim, st));
+  RS_RETURN_IF_ERROR(im.Project(*im.output, xn, out_rows, im.logits.as<float>()));
+  RS_RETURN_IF_ERROR(cu::CopyToHost(logits.data(), im.logits.data(), logits.size() * sizeof(float), st));
+  return cu::Synchronize(st);
+}
+
+Status CudaModel::ReadKv(int layer, int64_t slot, std::vector<float>* k, std::vector<float>* v) const {
+  if (layer < 0 || layer >= config_.num_layers || slot < 0 || slot >= num_slots_)
+    return Status::OutOfRange("ReadKv: layer " + std::to_string(layer) + " slot " + std::to_string(slot));
+  const Impl& im = *impl_;
+  const int64_t kvd = config_.kv_dim();
+  const size_t elem = kv_type_ == KvType::kF16 ? 2 : 4;
+  const size_t offset = (static_cast<size_t>(layer) * num_slots_ + slot) * kvd * elem;
+  std::vector<uint8_t> kb(kvd * elem), vb(kvd * elem);
+  RS_RETURN_IF_ERROR(cu::CopyToHost(kb.data(), im.k_cache.as<uint8_t>() + offset, kb.size(), im.stream.get()));
+  RS_RETURN_IF_ERROR(cu::CopyToHost(vb.data(), im.v_cache.as<uint8_t>() + offset, vb.size(), im.stream.get()));
+  RS_RETURN_IF_ERROR(cu::Synchronize(im.stream.get()));
+  k->resize(kvd);
+  v->resize(kvd);
+  for (int64_t i = 0; i < kvd; ++i) {
+    if (elem == 2) {
+      (*k)[i] = kernels::Fp16ToFp32(reinterpret_cast<const uint16_t*>(kb.data())[i]);
+      (*v)[i] = kernels::Fp16ToFp32(reinterpret_cast<const uint16_t*>(vb.data())[i]);
+    } else {
+      (*k)[i] = reinterpret_cast<const float*>(kb.data())[i];
+      (*v)[i] = reinterpret_cast<const float*>(vb.data())[i];
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace radixserve::model

@@ -1,0 +1,96 @@
+// The CUDA devices the backend runs on, and device memory owned by RAII buffers.
+// Plain C++ (no CUDA headers), so host code compiled by any C++ compiler can use it.
+// Errors are Status values that name the CUDA call and the runtime's words.
+// Thread-safety: the functions are thread-safe; a DeviceBuffer belongs to one owner at a time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "core/util/status.h"
+
+struct CUstream_st;  // the CUDA runtime's stream type, as cuda_runtime_api.h declares it
+
+namespace radixserve::cuda {
+
+using Stream = CUstream_st*;  // nullptr: the default stream
+
+struct DeviceInfo {
+  std::string name;
+  int major = 0, minor = 0;  // compute capability
+  int sm_count = 0;
+  size_t total_bytes = 0;
+};
+
+// Usable CUDA devices; 0 (not an error) when there is no driver or no GPU.
+int DeviceCount();
+// Why DeviceCount() is 0, in the runtime's words ("" when it is not).
+std::string NoDeviceReason();
+Result<DeviceInfo> GetDeviceInfo(int device);
+Status SetDevice(int device);
+Status Synchronize(Stream stream);
+
+// Bytes on the current device, freed when the buffer goes.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  static Result<DeviceBuffer> Allocate(size_t bytes);
+  ~DeviceBuffer();
+  DeviceBuffer(DeviceBuffer&& other) noexcept;
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  void* data() const { return ptr_; }
+  size_t bytes() const { return bytes_; }
+  template <typename T>
+  T* as() const { return static_cast<T*>(ptr_); }
+
+ private:
+  void* ptr_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+// Page-locked host memory: copies from it run asynchronously and at full bus speed.
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  static Result<PinnedBuffer> Allocate(size_t bytes);
+  ~PinnedBuffer();
+  PinnedBuffer(PinnedBuffer&& other) noexcept;
+  PinnedBuffer& operator=(PinnedBuffer&& other) noexcept;
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+
+  void* data() const { return ptr_; }
+  size_t bytes() const { return bytes_; }
+  template <typename T>
+  T* as() const { return static_cast<T*>(ptr_); }
+
+ private:
+  void* ptr_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+// A stream of its own (not the legacy default stream, which serialises with every other).
+class OwnedStream {
+ public:
+  OwnedStream() = default;
+  static Result<OwnedStream> Create();
+  ~OwnedStream();
+  OwnedStream(OwnedStream&& other) noexcept;
+  OwnedStream& operator=(OwnedStream&& other) noexcept;
+  OwnedStream(const OwnedStream&) = delete;
+  OwnedStream& operator=(const OwnedStream&) = delete;
+  Stream get() const { return stream_; }
+
+ private:
+  Stream stream_ = nullptr;
+};
+
+// Copies ordered on `stream`; host memory should be pinned for them to overlap (not required).
+Status CopyToDevice(void* dst, const void* src, size_t bytes, Stream stream);
+Status CopyToHost(void* dst, const void* src, size_t bytes, Stream stream);
+
+}  // namespace radixserve::cuda

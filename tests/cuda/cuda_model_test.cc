@@ -1,0 +1,186 @@
+// CudaModel against the CPU's LlamaModel and llama.cpp's golden tokens: the whole forward pass on
+// a GPU, in prefill, extend and decode batches over scattered KV slots.
+// Registered with ctest only where the build machine has a GPU (tests/cuda/CMakeLists.txt).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <random>
+#include <nlohmann/json.hpp>
+
+#include "core/model/cuda_model.h"
+#include "core/model/llama_model.h"
+#include "core/modelgen/model_generator.h"
+#include "kernels/cuda/device.h"
+#include "tests/model/open_gguf.h"
+
+namespace radixserve::model {
+namespace {
+
+// tools/gpu-check.sh runs this program away from the checkout, with the files it needs.
+const std::string kShared = std::getenv("RADIXSERVE_SHARED_DIR") ? std::getenv("RADIXSERVE_SHARED_DIR")
+                                                                  : RADIXSERVE_SHARED_DIR;
+
+class CudaModelTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_GT(cuda::DeviceCount(), 0) << "no CUDA device: " << cuda::NoDeviceReason(); }
+};
+
+int32_t ArgMax(std::span<const float> v) {
+  return static_cast<int32_t>(std::max_element(v.begin(), v.end()) - v.begin());
+}
+
+TEST_F(CudaModelTest, Stories260KGreedyIsLlamaCppsGolden) {
+  auto file = OpenGguf(kShared + "/models/stories260K.gguf");
+  ASSERT_TRUE(file);
+  auto model = CudaModel::Load(file, {.device = 0, .kv_type = KvType::kF16, .num_slots = 512});
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  std::printf("device: %s\n", (*model)->device_name().c_str());
+  std::ifstream in(kShared + "/models/golden_stories260K.json");
+  ASSERT_TRUE(in.good());
+  const nlohmann::json golden = nlohmann::json::parse(in);
+  const int vocab = (*model)->config().vocab_size;
+  for (const auto& tc : golden["cases"]) {
+    const auto prompt = tc["prompt_ids"].get<std::vector<int32_t>>();
+    const auto expected = tc["completion_ids"].get<std::vector<int32_t>>();
+    std::vector<int32_t> slots(prompt.size() + expected.size());
+    for (size_t i = 0; i < slots.size(); ++i) slots[i] = static_cast<int32_t>(511 - 2 * i);  // not contiguous
+    std::vector<float> logits(vocab);
+    std::vector<int32_t> got;
+    SequenceInput s{0, prompt, std::span<const int32_t>(slots.data(), prompt.size())};
+    ASSERT_TRUE((*model)->Forward({&s, 1}, logits).ok());
+    int32_t next = ArgMax(logits);
+    for (size_t i = 0; i < expected.size(); ++i) {
+      got.push_back(next);
+      if (i + 1 == expected.size()) break;
+      const int32_t len = static_cast<int32_t>(prompt.size() + i);
+      SequenceInput d{len, std::span<const int32_t>(&got.back(), 1), std::span<const int32_t>(slots.data(), len + 1)};
+      ASSERT_TRUE((*model)->Forward({&d, 1}, logits).ok());
+      next = ArgMax(logits);
+    }
+    EXPECT_EQ(got, expected) << "prompt of " << prompt.size() << " tokens";
+  }
+}
+
+// The medium generated model in F16, three batches: a prefill of three sequences (every
+// position's logits), an extend after a cached prefix mixed with decodes, and a decode of all.
+// The bound: the GPU rounds each GEMM's activations to F16 (relative 2^-12 per value, about
+// 1.4e-4 of a dot product's size with random signs), the CPU keeps them F32; over the model's
+// layers and its two projections per sublayer that compounds to well under 1% of the logits'
+// range, which is the bound: |d| <= 0.01 * (1 + max |logit|). Greedy ids must agree wherever the
+// CPU's best two logits are further apart than that bound.
+TEST_F(CudaModelTest, MediumModelMatchesTheCpuForPrefillExtendAndDecode) {
+  const std::string path = std::filesystem::temp_directory_path() / "radixserve_cuda_test_medium_f16.gguf";
+  auto spec = modelgen::SpecForSize("medium");
+  ASSERT_TRUE(spec.ok());
+  spec->weights = modelgen::WeightTypes::All(gguf::TensorType::kF16);
+  ASSERT_TRUE(modelgen::GenerateModel(*spec, path).ok());
+  auto file = OpenGguf(path);
+  ASSERT_TRUE(file);
+  constexpr int64_t kSlots = 4096;
+  ModelOptions cpu_options;
+  cpu_options.num_threads = 4;
+  auto cpu = LlamaModel::Load(file, cpu_options);
+  ASSERT_TRUE(cpu.ok()) << cpu.status().ToString();
+  auto kv = (*cpu)->CreateKvCache(kSlots);
+  ASSERT_TRUE(kv.ok());
+  auto gpu = CudaModel::Load(file, {.device = 0, .kv_type = KvType::kF32, .num_slots = kSlots});
+  ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
+  const int vocab = (*cpu)->config().vocab_size;
+
+  std::mt19937 rng(7);
+  std::vector<int32_t> slot_pool(kSlots);
+  std::iota(slot_pool.begin(), slot_pool.end(), 0);
+  std::shuffle(slot_pool.begin(), slot_pool.end(), rng);
+  const int lengths[3] = {37, 5, 64};
+  std::vector<std::vector<int32_t>> tokens(3), slots(3);
+  size_t next_slot = 0;
+  for (int s = 0; s < 3; ++s) {
+    std::uniform_int_distribution<int32_t> tok(3, vocab - 1);
+    for (int i = 0; i < lengths[s] + 16; ++i) {
+      tokens[s].push_back(tok(rng));
+      slots[s].push_back(slot_pool[next_slot++]);
+    }
+  }
+  int near_ties = 0;
+  auto compare = [&](const char* what, std::span<const SequenceInput> seqs, bool all_logits) {
+    SCOPED_TRACE(what);
+    int64_t rows = 0;
+    for (const auto& s : seqs) rows += all_logits ? static_cast<int64_t>(s.new_tokens.size()) : 1;
+    std::vector<float> want(rows * vocab), got(rows * vocab);
+    ForwardOptions fo;
+    fo.all_logits = all_logits;
+    ASSERT_TRUE((*cpu)->Forward(seqs, **kv, want, fo).ok());
+    Status st = (*gpu)->Forward(seqs, got, fo);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    for (int64_t r = 0; r < rows; ++r) {
+      std::span<const float> w(want.data() + r * vocab, vocab), g(got.data() + r * vocab, vocab);
+      float top = 0, max_d = 0;
+      for (int i = 0; i < vocab; ++i) {
+        top = std::max(top, std::fabs(w[i]));
+        max_d = std::max(max_d, std::fabs(w[i] - g[i]));
+      }
+      const float bound = 0.01f * (1 + top);
+      ASSERT_LE(max_d, bound) << "row " << r;
+      std::vector<float> sorted(w.begin(), w.end());
+      std::partial_sort(sorted.begin(), sorted.begin() + 2, sorted.end(), std::greater<>());
+      if (sorted[0] - sorted[1] > bound) {
+        EXPECT_EQ(ArgMax(g), ArgMax(w)) << "row " << r;
+      } else {
+        ++near_ties;
+      }
+    }
+  };
+  auto seq = [&](int s, int cached, int fresh) {
+    return SequenceInput{cached, std::span<const int32_t>(tokens[s].data() + cached, fresh),
+                         std::span<const int32_t>(slots[s].data(), cached + fresh)};
+  };
+  const SequenceInput prefill[] = {seq(0, 0, lengths[0]), seq(1, 0, lengths[1]), seq(2, 0, lengths[2])};
+  compare("prefill", prefill, /*all_logits=*/true);
+  const SequenceInput extend[] = {seq(0, lengths[0], 11), seq(1, lengths[1], 1), seq(2, lengths[2], 1)};
+  compare("extend + decode", extend, false);
+  const SequenceInput decode[] = {seq(0, lengths[0] + 11, 1), seq(1, lengths[1] + 1, 1), seq(2, lengths[2] + 1, 1)};
+  compare("decode", decode, false);
+  std::printf("near-ties not compared for greedy ids: %d\n", near_ties);
+
+  // The KV rows the GPU wrote are the CPU's, to the same bound.
+  std::vector<float> gk, gv, ck((*cpu)->config().kv_dim()), cv((*cpu)->config().kv_dim());
+  for (int layer : {0, (*cpu)->config().num_layers - 1})
+    for (int32_t slot : {slots[0][0], slots[2][63], slots[0][lengths[0] + 11]}) {
+      ASSERT_TRUE((*gpu)->ReadKv(layer, slot, &gk, &gv).ok());
+      (*kv)->ReadK(layer, slot, ck.data());
+      (*kv)->ReadV(layer, slot, cv.data());
+      for (size_t i = 0; i < ck.size(); ++i) {
+        ASSERT_NEAR(gk[i], ck[i], 0.01f * (1 + std::fabs(ck[i]))) << "layer " << layer << " slot " << slot;
+        ASSERT_NEAR(gv[i], cv[i], 0.01f * (1 + std::fabs(cv[i]))) << "layer " << layer << " slot " << slot;
+      }
+    }
+  std::filesystem::remove(path);
+}
+
+TEST_F(CudaModelTest, BadInputsAreRefusedAndLeaveTheModelServing) {
+  auto file = OpenGguf(kShared + "/models/stories260K.gguf");
+  ASSERT_TRUE(file);
+  auto model = CudaModel::Load(file, {.device = 0, .kv_type = KvType::kF16, .num_slots = 64});
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  const int vocab = (*model)->config().vocab_size;
+  std::vector<float> logits(vocab);
+  const std::vector<int32_t> bad_token = {vocab}, good = {1}, slot = {3}, bad_slot = {64};
+  SequenceInput a{0, bad_token, slot};
+  EXPECT_EQ((*model)->Forward({&a, 1}, logits).code(), StatusCode::kInvalidArgument);
+  SequenceInput b{0, good, bad_slot};
+  EXPECT_EQ((*model)->Forward({&b, 1}, logits).code(), StatusCode::kInvalidArgument);
+  std::vector<float> short_logits(vocab - 1);
+  SequenceInput c{0, good, slot};
+  EXPECT_EQ((*model)->Forward({&c, 1}, short_logits).code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE((*model)->Forward({&c, 1}, logits).ok());
+  EXPECT_EQ(CudaModel::Load(file, {.device = 99, .kv_type = KvType::kF16, .num_slots = 64}).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace radixserve::model

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The GPU check, in two halves, so that a short loan of a GPU machine is spent on running, not
+# building (that machine has CUDA 13.0 but not this project's Debian packages):
+#   bash tools/gpu-check.sh pack   here: builds the CUDA test programs (build/, Release) and packs
+#                                  them with every shared library they load, the C library and its
+#                                  loader included, into gpu-pack/ (git-ignored, well under 64 MiB).
+#                                  Left out: the NVIDIA driver (libcuda) and the CUDA libraries
+#                                  (cudart, cuBLAS), which come from the GPU machine's own CUDA.
+#   bash tools/gpu-check.sh run    there (the device tool's run, carrying gpu-pack): runs each
+#                                  program with the packed loader and prints one summary.
+# Environment: RADIXSERVE_BUILD_DIR (default build/), CUDA_LIB (default /usr/local/cuda/lib64).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${RADIXSERVE_BUILD_DIR:-$root/build}"
+pack="$root/gpu-pack"
+programs=(cuda_kernels_test cuda_model_test)
+# Libraries the GPU machine supplies: its driver and its CUDA toolkit (the same CUDA 13.0).
+from_gpu_machine='^(libcuda|libcudart|libcublas|libcublasLt|libnvidia|libnvrtc)\.'
+
+pack() {
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRADIXSERVE_BUILD_TESTS=ON >/dev/null
+  grep -q 'cuda_kernels_test' "$build/build.ninja" ||
+    { echo "gpu-check: this build has no CUDA backend (is nvcc at /usr/local/cuda/bin or on PATH?)" >&2; exit 1; }
+  cmake --build "$build" -j "${RADIXSERVE_JOBS:-$(nproc)}" --target "${programs[@]}"
+  rm -rf "$pack"
+  mkdir -p "$pack/bin" "$pack/lib"
+  # OpenBLAS is loaded at run time (kernels/cpu/blas.h), so ldd of the programs does not list it.
+  local openblas
+  openblas="$(ldconfig -p | awk '/libopenblas\.so\.0 .*x86-64/ { print $NF; exit }')"
+  [ -n "$openblas" ] || { echo "gpu-check: libopenblas.so.0 not found (scripts/install-deps.sh installs it)" >&2; exit 1; }
+  cp -L "$openblas" "$pack/lib/libopenblas.so.0"
+  for p in "${programs[@]}"; do
+    cp "$build/bin/$p" "$pack/bin/"
+  done
+  for f in "$pack"/bin/* "$openblas"; do
+    ldd "$f" | awk '/=> \// { print $1, $3 } /^\t\/lib.*ld-linux/ { print "loader", $1 }' |
+      while read -r name path; do
+        if [ "$name" = loader ]; then cp -L "$path" "$pack/lib/ld-linux.so"; continue; fi
+        [[ "$name" =~ $from_gpu_machine ]] && continue
+        cp -L "$path" "$pack/lib/$name"
+      done
+  done
+  # The reference files the model test reads (the GPU machine has no ../shared).
+  local shared="${RADIXSERVE_SHARED_DIR:-$root/../shared}"
+  mkdir -p "$pack/shared/models"
+  cp "$shared/models/stories260K.gguf" "$shared/models/golden_stories260K.json" "$pack/shared/models/"
+  echo "gpu-check: packed ${programs[*]} into gpu-pack/ ($(du -sh "$pack" | cut -f1))"
+}
+
+run() {
+  [ -d "$pack/bin" ] || { echo "gpu-check: no gpu-pack/ here (run 'tools/gpu-check.sh pack' first and carry it)" >&2; exit 1; }
+  local cuda_lib="${CUDA_LIB:-/usr/local/cuda/lib64}"
+  echo "== $(date +%H:%M:%S) GPU check on $(hostname)"
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 || true
+  echo "CUDA libraries from $cuda_lib: $(ls "$cuda_lib" 2>/dev/null | grep -E '^lib(cudart|cublas)\.so\.[0-9]+$' | tr '\n' ' ')"
+  local failed=0 summary=""
+  for p in "${programs[@]}"; do
+    echo "== $(date +%H:%M:%S) $p"
+    if RADIXSERVE_SHARED_DIR="$pack/shared" "$pack/lib/ld-linux.so" --library-path "$pack/lib:$cuda_lib" "$pack/bin/$p" --gtest_color=no --gtest_brief=1; then
+      summary+="PASS $p"$'\n'
+    else
+      summary+="FAIL $p"$'\n'
+      failed=1
+    fi
+  done
+  echo "== summary"
+  printf '%s' "$summary"
+  return $failed
+}
+
+case "${1:-}" in
+  pack) pack ;;
+  run) run ;;
+  *) echo "usage: tools/gpu-check.sh pack|run" >&2; exit 2 ;;
+esac
