@@ -13,7 +13,8 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${RADIXSERVE_BUILD_DIR:-$root/build}"
 pack="$root/gpu-pack"
-programs=(cuda_kernels_test cuda_model_test)
+programs=(cuda_kernels_test cuda_model_test)  # tests
+benchmarks=(cuda_model_bench)
 # Libraries the GPU machine supplies: its driver and its CUDA toolkit (the same CUDA 13.0).
 from_gpu_machine='^(libcuda|libcudart|libcublas|libcublasLt|libnvidia|libnvrtc)\.'
 
@@ -21,7 +22,7 @@ pack() {
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRADIXSERVE_BUILD_TESTS=ON >/dev/null
   grep -q 'cuda_kernels_test' "$build/build.ninja" ||
     { echo "gpu-check: this build has no CUDA backend (is nvcc at /usr/local/cuda/bin or on PATH?)" >&2; exit 1; }
-  cmake --build "$build" -j "${RADIXSERVE_JOBS:-$(nproc)}" --target "${programs[@]}"
+  cmake --build "$build" -j "${RADIXSERVE_JOBS:-$(nproc)}" --target "${programs[@]}" "${benchmarks[@]}"
   rm -rf "$pack"
   mkdir -p "$pack/bin" "$pack/lib"
   # OpenBLAS is loaded at run time (kernels/cpu/blas.h), so ldd of the programs does not list it.
@@ -29,7 +30,7 @@ pack() {
   openblas="$(ldconfig -p | awk '/libopenblas\.so\.0 .*x86-64/ { print $NF; exit }')"
   [ -n "$openblas" ] || { echo "gpu-check: libopenblas.so.0 not found (scripts/install-deps.sh installs it)" >&2; exit 1; }
   cp -L "$openblas" "$pack/lib/libopenblas.so.0"
-  for p in "${programs[@]}"; do
+  for p in "${programs[@]}" "${benchmarks[@]}"; do
     cp "$build/bin/$p" "$pack/bin/"
   done
   for f in "$pack"/bin/* "$openblas"; do
@@ -54,15 +55,24 @@ run() {
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 || true
   echo "CUDA libraries from $cuda_lib: $(ls "$cuda_lib" 2>/dev/null | grep -E '^lib(cudart|cublas)\.so\.[0-9]+$' | tr '\n' ' ')"
   local failed=0 summary=""
+  # The packed C library and loader run the programs whatever the machine's own are.
+  local loader=("$pack/lib/ld-linux.so" --library-path "$pack/lib:$cuda_lib")
   for p in "${programs[@]}"; do
     echo "== $(date +%H:%M:%S) $p"
-    if RADIXSERVE_SHARED_DIR="$pack/shared" "$pack/lib/ld-linux.so" --library-path "$pack/lib:$cuda_lib" "$pack/bin/$p" --gtest_color=no --gtest_brief=1; then
+    if RADIXSERVE_SHARED_DIR="$pack/shared" "${loader[@]}" "$pack/bin/$p" --gtest_color=no --gtest_brief=1; then
       summary+="PASS $p"$'\n'
     else
       summary+="FAIL $p"$'\n'
       failed=1
     fi
   done
+  echo "== $(date +%H:%M:%S) cuda_model_bench (medium F16)"
+  if "${loader[@]}" "$pack/bin/cuda_model_bench" ${RADIXSERVE_GPU_BENCH_ARGS:-}; then
+    summary+="RAN  cuda_model_bench"$'\n'
+  else
+    summary+="FAIL cuda_model_bench"$'\n'
+    failed=1
+  fi
   echo "== summary"
   printf '%s' "$summary"
   return $failed

@@ -106,7 +106,7 @@ Result<std::unique_ptr<CudaModel>> CudaModel::Load(std::shared_ptr<const gguf::G
     return Status::InvalidArgument("CudaModel::Load: num_slots must be in [1, 2^31), got " +
                                    std::to_string(options.num_slots));
   const int devices = cu::DeviceCount();
-  if (devices == 0) return Status::Unavailable("device:=cuda: no CUDA device (" + cu::NoDeviceReason() + ")");
+  if (devices == 0) return Status::Unavailable("no CUDA device (" + cu::NoDeviceReason() + ")");
   if (options.device < 0 || options.device >= devices)
     return Status::InvalidArgument("CUDA device " + std::to_string(options.device) + " does not exist (" +
                                    std::to_string(devices) + " found)");

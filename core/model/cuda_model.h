@@ -23,6 +23,7 @@
 #include "core/model/forward_input.h"
 #include "core/model/kv_cache.h"
 #include "core/model/llama_config.h"
+#include "core/model/model_backend.h"
 #include "core/util/status.h"
 
 namespace radixserve::model {
@@ -33,13 +34,15 @@ struct CudaModelOptions {
   int64_t num_slots = 0;  // KV slots on the device (> the scheduler's highest slot id)
 };
 
-class CudaModel {
+class CudaModel final : public ModelBackend {
  public:
   static Result<std::unique_ptr<CudaModel>> Load(std::shared_ptr<const gguf::GgufFile> file,
                                                  const CudaModelOptions& options);
-  ~CudaModel();
+  ~CudaModel() override;
 
-  const LlamaConfig& config() const { return config_; }
+  const LlamaConfig& config() const override { return config_; }
+  bool last_stage() const override { return true; }
+  std::string Describe() const override { return "cuda: " + device_name_; }
   int64_t num_slots() const { return num_slots_; }
   KvType kv_type() const { return kv_type_; }
   // The device, for logs: "NVIDIA H200 (sm_90, 132 SMs, 140 GiB)".
@@ -47,7 +50,8 @@ class CudaModel {
 
   // Runs the batch (see LlamaModel::Forward); logits are host memory. Pipeline fields of
   // `options` must be empty. Invalid inputs give InvalidArgument and leave the KV cache untouched.
-  Status Forward(std::span<const SequenceInput> seqs, std::span<float> logits, const ForwardOptions& options = {});
+  Status Forward(std::span<const SequenceInput> seqs, std::span<float> logits,
+                 const ForwardOptions& options) override;
 
   // One slot's K or V row of a layer, as floats (tests).
   Status ReadKv(int layer, int64_t slot, std::vector<float>* k, std::vector<float>* v) const;

@@ -5,17 +5,23 @@
 
 namespace radixserve {
 
-Result<std::unique_ptr<ModelWorker>> ModelWorker::Create(std::shared_ptr<model::LlamaModel> model, int64_t num_slots,
-                                                         int32_t num_rows, int32_t max_context_len) {
+Result<std::unique_ptr<ModelWorker>> ModelWorker::Create(std::unique_ptr<model::ModelBackend> backend, int32_t num_rows,
+                                                         int32_t max_context_len) {
+  if (!backend) return Status::InvalidArgument("ModelWorker: no model backend");
   std::unique_ptr<ModelWorker> w(new ModelWorker());
-  RS_ASSIGN_OR_RETURN(w->kv_, model->CreateKvCache(num_slots));
-  w->sampler_ = std::make_unique<sampling::Sampler>(model->config().vocab_size);
-  w->model_ = std::move(model);
+  w->sampler_ = std::make_unique<sampling::Sampler>(backend->config().vocab_size);
+  w->model_ = std::move(backend);
   w->num_rows_ = num_rows;
   w->max_context_len_ = max_context_len;
   w->rows_.assign(static_cast<size_t>(num_rows) * max_context_len, 0);
   w->last_sampled_.assign(num_rows, 0);
   return w;
+}
+
+Result<std::unique_ptr<ModelWorker>> ModelWorker::Create(std::shared_ptr<model::LlamaModel> model, int64_t num_slots,
+                                                         int32_t num_rows, int32_t max_context_len) {
+  RS_ASSIGN_OR_RETURN(std::unique_ptr<model::ModelBackend> backend, model::MakeCpuBackend(std::move(model), num_slots));
+  return Create(std::move(backend), num_rows, max_context_len);
 }
 
 Result<ModelWorker::RequestState*> ModelWorker::StateFor(const sched::ForwardBatch& batch, const sched::ForwardReq& f,
@@ -96,10 +102,10 @@ Status ModelWorker::RunStep(const sched::ForwardBatch& batch, std::span<const fl
     hidden_out->resize(tokens_.size() * static_cast<size_t>(model_->config().dim));
     fo.hidden_out = *hidden_out;
     result->next_token_ids.clear();
-    return model_->Forward(seqs_, *kv_, {}, fo);
+    return model_->Forward(seqs_, {}, fo);
   }
   logits_.resize(static_cast<size_t>(batch.reqs.size()) * vocab);
-  RS_RETURN_IF_ERROR(model_->Forward(seqs_, *kv_, logits_, fo));
+  RS_RETURN_IF_ERROR(model_->Forward(seqs_, logits_, fo));
 
   result->next_token_ids.resize(batch.reqs.size());
   bool any_logprob = false;

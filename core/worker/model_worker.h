@@ -1,5 +1,5 @@
-// ModelWorker: the Worker interface (core/scheduler/worker.h) over the CPU
-// LlamaModel. Keeps the mirror of req-to-token rows that ForwardBatch patches
+// ModelWorker: the Worker interface (core/scheduler/worker.h) over a model backend (the CPU
+// LlamaModel, or CudaModel on a GPU: core/model/model_backend.h). Keeps the mirror of req-to-token rows that ForwardBatch patches
 // (prefix slots once, new slots every step), resolves future-token
 // placeholders from the token it sampled last for a row, runs one Forward over
 // all sequences, and samples each request with its own SamplerState
@@ -16,6 +16,7 @@
 
 #include "core/model/kv_cache.h"
 #include "core/model/llama_model.h"
+#include "core/model/model_backend.h"
 #include "core/sampling/sampler.h"
 #include "core/scheduler/worker.h"
 
@@ -35,7 +36,10 @@ struct WorkerShape {
 
 class ModelWorker final : public sched::Worker {
  public:
-  // num_slots must exceed the scheduler's highest KV slot (max_total_tokens + page_size).
+  // A backend's KV slots must exceed the scheduler's highest KV slot (max_total_tokens + page_size).
+  static Result<std::unique_ptr<ModelWorker>> Create(std::unique_ptr<model::ModelBackend> backend, int32_t num_rows,
+                                                     int32_t max_context_len);
+  // The CPU backend over `model`, with num_slots KV slots.
   static Result<std::unique_ptr<ModelWorker>> Create(std::shared_ptr<model::LlamaModel> model, int64_t num_slots,
                                                      int32_t num_rows, int32_t max_context_len);
   static Result<std::unique_ptr<ModelWorker>> Create(std::shared_ptr<model::LlamaModel> model, const WorkerShape& s) {
@@ -49,7 +53,7 @@ class ModelWorker final : public sched::Worker {
   // residual stream in *hidden_out and samples nothing (result->next_token_ids is empty).
   Status ForwardStage(const sched::ForwardBatch& batch, std::span<const float> hidden_in,
                       std::vector<float>* hidden_out, sched::ForwardResult* result);
-  const model::LlamaModel& model() const { return *model_; }
+  const model::ModelBackend& model() const { return *model_; }
   // Drops the states of the batch's released requests (what a step does after running).
   void ApplyReleases(const sched::ForwardBatch& batch) {
     for (uint64_t rid : batch.released_rids) states_.erase(rid);
@@ -74,8 +78,7 @@ class ModelWorker final : public sched::Worker {
   Status RunStep(const sched::ForwardBatch& batch, std::span<const float> hidden_in, std::vector<float>* hidden_out,
                  sched::ForwardResult* result);
 
-  std::shared_ptr<model::LlamaModel> model_;
-  std::unique_ptr<model::KvCache> kv_;
+  std::unique_ptr<model::ModelBackend> model_;
   std::unique_ptr<sampling::Sampler> sampler_;
   int32_t num_rows_ = 0;
   int32_t max_context_len_ = 0;

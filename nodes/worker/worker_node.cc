@@ -3,18 +3,24 @@
 #include <glog/logging.h>
 
 #include "core/model/llama_model.h"
+#include "core/model/model_backend.h"
 #include "core/model/pipeline_stage.h"
 #include "core/model/served_context.h"
 #include "core/scheduler/scheduler_config.h"
 #include "kernels/cpu/cpu_features.h"
 #include "nodes/component.h"
 #include "transport/messages.h"
+#if RADIXSERVE_HAVE_CUDA
+#include "core/model/cuda_model.h"
+#endif
 
 namespace radixserve::nodes {
 
 WorkerNode::WorkerNode(NodeContext ctx) : Node(std::move(ctx)) {
   const sched::SchedulerConfig d;  // its sizes must match the scheduler's: the same defaults
   params().DeclareString("model", "", "GGUF model file", {}, true);
+  params().DeclareString("device", "cpu", "where the model runs: cpu, or cuda (the first GPU; needs a CUDA build)",
+                         {"cpu", "cuda"}, true);
   params().DeclareInt("threads", 2, 1, 1024, "compute threads", true);
   params().DeclareInt("context", 0, 0, int64_t(1) << 30, "served context in tokens: 0 = the model's, at most 4096 (model::kDefaultServedContext)", true);
   params().DeclareInt("kv_slots", d.max_total_tokens, 64, int64_t(1) << 32,
@@ -32,6 +38,30 @@ WorkerNode::WorkerNode(NodeContext ctx) : Node(std::move(ctx)) {
 }
 
 WorkerNode::~WorkerNode() { Shutdown(); }
+
+Result<std::unique_ptr<model::ModelBackend>> WorkerNode::LoadBackend(std::shared_ptr<const gguf::GgufFile> file,
+                                                                     const model::ModelOptions& options,
+                                                                     int64_t num_slots) {
+  if (params().GetString("device") == "cuda") {
+    if (options.collective != nullptr || options.layer_begin != 0 || options.layer_end != -1)
+      return Status::Unsupported("device:=cuda runs a whole model in one worker: no tp_size or pp_size above 1 yet");
+#if RADIXSERVE_HAVE_CUDA
+    model::CudaModelOptions co;
+    co.num_slots = num_slots;
+    co.kv_type = model::KvType::kF16;
+    auto m = model::CudaModel::Load(std::move(file), co);
+    if (!m.ok()) return Status(m.status().code(), "device:=cuda: " + m.status().message());
+    return std::unique_ptr<model::ModelBackend>(std::move(m).value());
+#else
+    return Status::Unsupported("device:=cuda: this radixserve was built without the CUDA backend (no nvcc at build "
+                               "time; README, section GPU)");
+#endif
+  }
+  // What runs the model on this machine: CPU features, kernel set, GEMM library and its core type.
+  LOG(INFO) << name() << ": " << kernels::SystemInfo();
+  RS_ASSIGN_OR_RETURN(auto model, model::LlamaModel::Load(std::move(file), options));
+  return model::MakeCpuBackend(std::shared_ptr<model::LlamaModel>(std::move(model)), num_slots);
+}
 
 Status WorkerNode::OnConfigure() {
   std::string path = params().GetString("model");
@@ -65,14 +95,12 @@ Status WorkerNode::OnConfigure() {
     mo.collective = collective_.get();
     LOG(INFO) << name() << ": tensor-parallel rank " << tp_rank << " of " << tp_size << " (group " << group << ")";
   }
-  // What runs the model on this machine: CPU features, kernel set, GEMM library and its core type.
-  LOG(INFO) << name() << ": " << kernels::SystemInfo();
-  RS_ASSIGN_OR_RETURN(auto model, model::LlamaModel::Load(shared, mo));
   RS_ASSIGN_OR_RETURN(int32_t ctx, model::ServedContext(*shared, params().GetInt("context")));
-  std::shared_ptr<model::LlamaModel> m(std::move(model));
-  RS_ASSIGN_OR_RETURN(worker_, ModelWorker::Create(m, WorkerShape::For(params().GetInt("kv_slots"),
-                                                                        static_cast<int32_t>(params().GetInt("max_running_requests")),
-                                                                        ctx)));
+  const WorkerShape shape = WorkerShape::For(params().GetInt("kv_slots"),
+                                             static_cast<int32_t>(params().GetInt("max_running_requests")), ctx);
+  RS_ASSIGN_OR_RETURN(std::unique_ptr<model::ModelBackend> backend, LoadBackend(shared, mo, shape.num_slots));
+  LOG(INFO) << name() << ": model runs on " << backend->Describe();
+  RS_ASSIGN_OR_RETURN(worker_, ModelWorker::Create(std::move(backend), shape.num_rows, shape.max_context_len));
   // min_new_tokens holds these back (EOS and end-of-turn tokens).
   std::vector<int32_t> eog;
   for (const char* key : {"tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id"})

@@ -36,6 +36,9 @@ class WorkerNode : public Node {
   Status OnCleanup() override;
 
  private:
+  // The backend the `device` parameter asks for, over num_slots KV slots.
+  Result<std::unique_ptr<model::ModelBackend>> LoadBackend(std::shared_ptr<const gguf::GgufFile> file,
+                                                           const model::ModelOptions& options, int64_t num_slots);
   void Loop();
   void HandleBatch(const void* data, size_t size);
   // Pipeline stages (pp_size > 1).

@@ -52,14 +52,14 @@ TEST_F(CudaModelTest, Stories260KGreedyIsLlamaCppsGolden) {
     std::vector<float> logits(vocab);
     std::vector<int32_t> got;
     SequenceInput s{0, prompt, std::span<const int32_t>(slots.data(), prompt.size())};
-    ASSERT_TRUE((*model)->Forward({&s, 1}, logits).ok());
+    ASSERT_TRUE((*model)->Forward({&s, 1}, logits, {}).ok());
     int32_t next = ArgMax(logits);
     for (size_t i = 0; i < expected.size(); ++i) {
       got.push_back(next);
       if (i + 1 == expected.size()) break;
       const int32_t len = static_cast<int32_t>(prompt.size() + i);
       SequenceInput d{len, std::span<const int32_t>(&got.back(), 1), std::span<const int32_t>(slots.data(), len + 1)};
-      ASSERT_TRUE((*model)->Forward({&d, 1}, logits).ok());
+      ASSERT_TRUE((*model)->Forward({&d, 1}, logits, {}).ok());
       next = ArgMax(logits);
     }
     EXPECT_EQ(got, expected) << "prompt of " << prompt.size() << " tokens";
@@ -167,17 +167,18 @@ TEST_F(CudaModelTest, BadInputsAreRefusedAndLeaveTheModelServing) {
   ASSERT_TRUE(file);
   auto model = CudaModel::Load(file, {.device = 0, .kv_type = KvType::kF16, .num_slots = 64});
   ASSERT_TRUE(model.ok()) << model.status().ToString();
+  EXPECT_NE((*model)->Describe().find("cuda: "), std::string::npos);
   const int vocab = (*model)->config().vocab_size;
   std::vector<float> logits(vocab);
   const std::vector<int32_t> bad_token = {vocab}, good = {1}, slot = {3}, bad_slot = {64};
   SequenceInput a{0, bad_token, slot};
-  EXPECT_EQ((*model)->Forward({&a, 1}, logits).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ((*model)->Forward({&a, 1}, logits, {}).code(), StatusCode::kInvalidArgument);
   SequenceInput b{0, good, bad_slot};
-  EXPECT_EQ((*model)->Forward({&b, 1}, logits).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ((*model)->Forward({&b, 1}, logits, {}).code(), StatusCode::kInvalidArgument);
   std::vector<float> short_logits(vocab - 1);
   SequenceInput c{0, good, slot};
-  EXPECT_EQ((*model)->Forward({&c, 1}, short_logits).code(), StatusCode::kInvalidArgument);
-  EXPECT_TRUE((*model)->Forward({&c, 1}, logits).ok());
+  EXPECT_EQ((*model)->Forward({&c, 1}, short_logits, {}).code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE((*model)->Forward({&c, 1}, logits, {}).ok());
   EXPECT_EQ(CudaModel::Load(file, {.device = 99, .kv_type = KvType::kF16, .num_slots = 64}).status().code(),
             StatusCode::kInvalidArgument);
 }
