@@ -34,7 +34,7 @@ inline __m256 HalfScales(float s0, float s1) {
 // One decoder per type. A row is a sequence of units (a legacy block, or a K-quant super-block
 // of 8 blocks of 32): Prepare(row, u) reads unit u's scales once, Load(unit, j) unpacks its
 // block j. kSigned: q is signed (q + kOffset is then unsigned), else unsigned; kAffine: the
-// blocks have minimums.
+// blocks have minimums; kMaxByte: the largest q + kOffset.
 template <typename Block>
 struct LegacyUnit {
   static constexpr int kBlocks = 1;
@@ -44,7 +44,7 @@ struct LegacyUnit {
 };
 struct DecodeQ8_0 : LegacyUnit<BlockQ8_0> {
   static constexpr bool kSigned = true, kAffine = false;
-  static constexpr int kOffset = 128;
+  static constexpr int kOffset = 128, kMaxByte = 255;
   static Int8Block Load(Unit x, int) {
     return {_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x->qs)), _mm256_set1_ps(Fp16ToFp32(x->d)),
             _mm256_setzero_ps()};
@@ -52,7 +52,7 @@ struct DecodeQ8_0 : LegacyUnit<BlockQ8_0> {
 };
 struct DecodeQ4_0 : LegacyUnit<BlockQ4_0> {
   static constexpr bool kSigned = true, kAffine = false;
-  static constexpr int kOffset = 8;
+  static constexpr int kOffset = 8, kMaxByte = 15;
   static Int8Block Load(Unit x, int) {
     return {_mm256_sub_epi8(Nibbles(x->qs), _mm256_set1_epi8(8)), _mm256_set1_ps(Fp16ToFp32(x->d)),
             _mm256_setzero_ps()};
@@ -60,14 +60,14 @@ struct DecodeQ4_0 : LegacyUnit<BlockQ4_0> {
 };
 struct DecodeQ4_1 : LegacyUnit<BlockQ4_1> {
   static constexpr bool kSigned = false, kAffine = true;
-  static constexpr int kOffset = 0;
+  static constexpr int kOffset = 0, kMaxByte = 15;
   static Int8Block Load(Unit x, int) {
     return {Nibbles(x->qs), _mm256_set1_ps(Fp16ToFp32(x->d)), _mm256_set1_ps(Fp16ToFp32(x->m))};
   }
 };
 struct DecodeQ5_0 : LegacyUnit<BlockQ5_0> {
   static constexpr bool kSigned = true, kAffine = false;
-  static constexpr int kOffset = 16;
+  static constexpr int kOffset = 16, kMaxByte = 31;
   static Int8Block Load(Unit x, int) {
     const __m256i q = _mm256_or_si256(Nibbles(x->qs), FifthBits(HighBits(*x)));
     return {_mm256_sub_epi8(q, _mm256_set1_epi8(16)), _mm256_set1_ps(Fp16ToFp32(x->d)), _mm256_setzero_ps()};
@@ -75,7 +75,7 @@ struct DecodeQ5_0 : LegacyUnit<BlockQ5_0> {
 };
 struct DecodeQ5_1 : LegacyUnit<BlockQ5_1> {
   static constexpr bool kSigned = false, kAffine = true;
-  static constexpr int kOffset = 0;
+  static constexpr int kOffset = 0, kMaxByte = 31;
   static Int8Block Load(Unit x, int) {
     return {_mm256_or_si256(Nibbles(x->qs), FifthBits(HighBits(*x))), _mm256_set1_ps(Fp16ToFp32(x->d)),
             _mm256_set1_ps(Fp16ToFp32(x->m))};
@@ -83,7 +83,7 @@ struct DecodeQ5_1 : LegacyUnit<BlockQ5_1> {
 };
 struct DecodeIQ4_NL : LegacyUnit<BlockIQ4_NL> {
   static constexpr bool kSigned = true, kAffine = false;
-  static constexpr int kOffset = 128;
+  static constexpr int kOffset = 128, kMaxByte = 241;
   static Int8Block Load(Unit x, int) {
     const __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4NLValues));
     return {_mm256_shuffle_epi8(_mm256_set_m128i(t, t), Nibbles(x->qs)), _mm256_set1_ps(Fp16ToFp32(x->d)),
@@ -105,7 +105,7 @@ struct KQuant {
 };
 struct DecodeQ2_K : KQuant<BlockQ2_K> {
   static constexpr bool kSigned = false, kAffine = true;
-  static constexpr int kOffset = 0;
+  static constexpr int kOffset = 0, kMaxByte = 3;
   static void Prepare(const uint8_t* row, int64_t u, Unit* out) {
     out->x = reinterpret_cast<const BlockQ2_K*>(row) + u;
     const __m256 d = _mm256_set1_ps(Fp16ToFp32(out->x->d)), dmin = _mm256_set1_ps(-Fp16ToFp32(out->x->dmin));
@@ -127,7 +127,7 @@ struct DecodeQ2_K : KQuant<BlockQ2_K> {
 };
 struct DecodeQ3_K : KQuant<BlockQ3_K> {
   static constexpr bool kSigned = true, kAffine = false;
-  static constexpr int kOffset = 4;
+  static constexpr int kOffset = 4, kMaxByte = 7;
   static void Prepare(const uint8_t* row, int64_t u, Unit* out) {
     out->x = reinterpret_cast<const BlockQ3_K*>(row) + u;
     int8_t scales[16];
@@ -162,7 +162,7 @@ inline void PrepareK4(const uint8_t* row, int64_t u, SuperUnit<Block>* out) {
 }
 struct DecodeQ4_K : KQuant<BlockQ4_K> {
   static constexpr bool kSigned = false, kAffine = true;
-  static constexpr int kOffset = 0;
+  static constexpr int kOffset = 0, kMaxByte = 15;
   static void Prepare(const uint8_t* row, int64_t u, Unit* out) { PrepareK4(row, u, out); }
   static Int8Block Load(const Unit& u, int j) {
     const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(u.x->qs + 32 * (j / 2)));
@@ -171,7 +171,7 @@ struct DecodeQ4_K : KQuant<BlockQ4_K> {
 };
 struct DecodeQ5_K : KQuant<BlockQ5_K> {
   static constexpr bool kSigned = false, kAffine = true;
-  static constexpr int kOffset = 0;
+  static constexpr int kOffset = 0, kMaxByte = 31;
   static void Prepare(const uint8_t* row, int64_t u, Unit* out) { PrepareK4(row, u, out); }
   static Int8Block Load(const Unit& u, int j) {
     const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(u.x->qs + 32 * (j / 2)));
@@ -182,7 +182,7 @@ struct DecodeQ5_K : KQuant<BlockQ5_K> {
 };
 struct DecodeQ6_K : KQuant<BlockQ6_K> {
   static constexpr bool kSigned = true, kAffine = false;
-  static constexpr int kOffset = 32;
+  static constexpr int kOffset = 32, kMaxByte = 63;
   static void Prepare(const uint8_t* row, int64_t u, Unit* out) {
     out->x = reinterpret_cast<const BlockQ6_K*>(row) + u;
     const __m256 d = _mm256_set1_ps(Fp16ToFp32(out->x->d));

@@ -127,7 +127,9 @@ std::string SystemInfo() {
   s += " | gemm: " + GetBlas().Describe();
   // The prefill path of quantised weights (decode multiplies them in place with int8 products).
   s += std::string(" | quantised prefill: ") +
-       (GemmInt8Supports(WeightType::kQ8_0) ? "int8 VNNI GEMM" : "int8 dot products streamed per row");
+       (!GemmInt8Supports(WeightType::kQ8_0) ? "int8 dot products streamed per row"
+        : ActiveKernelSet() == std::string_view("avx512-vnni") ? "int8 VNNI GEMM"
+                                                                : "int8 AVX2 GEMM (maddubs)");
   return s;
 }
 

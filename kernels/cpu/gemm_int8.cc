@@ -12,11 +12,10 @@ namespace radixserve::kernels {
 RS_KERNELS_BEGIN
 namespace {
 
-#if RS_HAVE_AVX512_VNNI
+#if RS_HAVE_AVX2
 using namespace block_decoders;
 
 constexpr int kTileRows = 16;
-constexpr int kTileTokens = 8;
 // One block of 32 values of a 16-row tile: bytes [8 groups of 4 values][16 rows][4], then per
 // half-block (16 values) the 16 rows' scales and effective minimums (m - kOffset * s).
 struct PackedBlock {
@@ -60,8 +59,12 @@ void PackTile(const WeightView& w, int64_t r0, int64_t rows, PackedBlock* out) {
 }
 
 // 4 activation bytes as one int32 in every lane (an unaligned, aliasing load the compiler can fold
-// into vpdpbusd's broadcast operand).
+// into a broadcast operand).
 typedef int32_t UnalignedI32 __attribute__((aligned(1), may_alias));
+#endif  // RS_HAVE_AVX2
+
+#if RS_HAVE_AVX512_VNNI
+constexpr int kTileTokens = 8;
 inline __m512i Broadcast4(const int8_t* p) { return _mm512_set1_epi32(*reinterpret_cast<const UnalignedI32*>(p)); }
 
 // kTileRows rows x NT tokens from token t0; y at (t0, r0). kSplit: the two halves of a block have
@@ -194,12 +197,126 @@ void Rows(const WeightView& w, const QuantizedBatch& x, int64_t r0, int64_t r1, 
     }
   }
 }
-#endif  // RS_HAVE_AVX512_VNNI
+
+#elif RS_HAVE_AVX2
+// Without VNNI: vpmaddubsw multiplies unsigned by signed bytes and adds each pair into a
+// saturating int16, which vpmaddwd widens to int32. With |x| <= 127 a pair stays below 2^15 for
+// bytes up to 128, so every type but Q8_0 and IQ4_NL runs as with VNNI (q + kOffset against x,
+// the offset folded into the minimums: the same integers and the same float operations, so the
+// same bits); those two (bytes up to 255) multiply |q| by x carrying q's sign. Consecutive
+// groups' int16 sums are added before widening while they cannot reach 2^15.
+template <class D>
+constexpr bool kSignTrick = D::kMaxByte > 128;
+template <class D>
+constexpr int GroupsPerInt16Sum() {
+  if constexpr (kSignTrick<D>) return 1;  // |q| * x reaches 2 * 128 * 127 per pair
+  int k = 1;
+  while (k < 4 && 2 * k * 2 * 127 * D::kMaxByte <= 32767) k *= 2;
+  return k;
+}
+
+constexpr int kHalfRows = 8;  // one register of int32 lanes: rows 0-7 or 8-15 of a packed tile
+constexpr int kTileTokens = 4;
+inline __m256i Broadcast4(const int8_t* p) { return _mm256_set1_epi32(*reinterpret_cast<const UnalignedI32*>(p)); }
+
+// Rows [row0, row0 + rows) (rows <= 8) of a packed tile x NT tokens from token t0; y at (t0, row0).
+// kSplit as in the VNNI kernel.
+template <class D, bool kSplit, int NT>
+void HalfTileKernel(const PackedBlock* pack, int64_t nb, int row0, const QuantizedBatch& x, int64_t t0, float* y,
+                    int64_t ldy, int rows) {
+  constexpr bool kSign = kSignTrick<D>;
+  static_assert(!kSign || !D::kAffine, "the sign trick drops the minimums");
+  constexpr int kSum = GroupsPerInt16Sum<D>();
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256 acc[NT];
+  for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    const PackedBlock& p = pack[b];
+    const int64_t at = b * x.n + t0;  // token t0 of block b
+    const int8_t* qb = x.q + at * 32;
+    const float* db = x.d + at;
+    const float* dsb = x.d_sum + at * 2;
+    for (int half = 0; half < (kSplit ? 2 : 1); ++half) {
+      __m256i dot[NT];
+#pragma GCC unroll 8
+      for (int t = 0; t < NT; ++t) dot[t] = _mm256_setzero_si256();
+      const int g0 = kSplit ? 4 * half : 0, g1 = kSplit ? g0 + 4 : 8;
+#pragma GCC unroll 8
+      for (int g = g0; g < g1; g += kSum) {
+        __m256i u[kSum], sign[kSum];
+#pragma GCC unroll 4
+        for (int k = 0; k < kSum; ++k) {
+          const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p.q[g + k][row0]));
+          if constexpr (kSign) {
+            sign[k] = _mm256_xor_si256(v, _mm256_set1_epi8(static_cast<char>(0x80)));  // q itself
+            u[k] = _mm256_abs_epi8(sign[k]);
+          } else {
+            u[k] = v;
+          }
+        }
+#pragma GCC unroll 8
+        for (int t = 0; t < NT; ++t) {
+          __m256i sum16 = _mm256_setzero_si256();
+#pragma GCC unroll 4
+          for (int k = 0; k < kSum; ++k) {
+            __m256i xv = Broadcast4(qb + 32 * t + 4 * (g + k));
+            if constexpr (kSign) xv = _mm256_sign_epi8(xv, sign[k]);
+            const __m256i prod = _mm256_maddubs_epi16(u[k], xv);
+            sum16 = k == 0 ? prod : _mm256_add_epi16(sum16, prod);
+          }
+          dot[t] = _mm256_add_epi32(dot[t], _mm256_madd_epi16(sum16, ones));
+        }
+      }
+      const int h = kSplit ? half : 0;
+      const __m256 s = _mm256_loadu_ps(p.scale[h] + row0);
+#pragma GCC unroll 8
+      for (int t = 0; t < NT; ++t) {
+        acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[t]), _mm256_mul_ps(s, _mm256_set1_ps(db[t])), acc[t]);
+        if constexpr (!kSign) {
+          const float ds = kSplit ? dsb[2 * t + half] : dsb[2 * t] + dsb[2 * t + 1];
+          acc[t] = _mm256_fmadd_ps(_mm256_loadu_ps(p.min[h] + row0), _mm256_set1_ps(ds), acc[t]);
+        }
+      }
+    }
+  }
+  if (rows == kHalfRows) {
+    for (int t = 0; t < NT; ++t) _mm256_storeu_ps(y + t * ldy, acc[t]);
+  } else {
+    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(rows), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    for (int t = 0; t < NT; ++t) _mm256_maskstore_ps(y + t * ldy, mask, acc[t]);
+  }
+}
+
+template <class D>
+void Rows(const WeightView& w, const QuantizedBatch& x, int64_t r0, int64_t r1, float* y, int64_t ldy, void* pack) {
+  auto* tile = static_cast<PackedBlock*>(pack);
+  const int64_t nb = w.cols / 32;
+  constexpr bool kSplit = std::is_same_v<D, DecodeQ2_K> || std::is_same_v<D, DecodeQ3_K> ||
+                          std::is_same_v<D, DecodeQ6_K>;
+  for (int64_t r = r0; r < r1; r += kTileRows) {
+    const int rows = static_cast<int>(std::min<int64_t>(kTileRows, r1 - r));
+    PackTile<D>(w, r, rows, tile);
+    for (int row0 = 0; row0 < rows; row0 += kHalfRows) {
+      const int n_rows = std::min(kHalfRows, rows - row0);
+      float* yr = y + r + row0;
+      int64_t t = 0;
+      for (; t + kTileTokens <= x.n; t += kTileTokens)
+        HalfTileKernel<D, kSplit, kTileTokens>(tile, nb, row0, x, t, yr + t * ldy, ldy, n_rows);
+      switch (x.n - t) {
+        case 3: HalfTileKernel<D, kSplit, 3>(tile, nb, row0, x, t, yr + t * ldy, ldy, n_rows); break;
+        case 2: HalfTileKernel<D, kSplit, 2>(tile, nb, row0, x, t, yr + t * ldy, ldy, n_rows); break;
+        case 1: HalfTileKernel<D, kSplit, 1>(tile, nb, row0, x, t, yr + t * ldy, ldy, n_rows); break;
+        default: break;
+      }
+    }
+  }
+}
+#endif  // RS_HAVE_AVX512_VNNI, RS_HAVE_AVX2
 
 }  // namespace
 
 bool GemmInt8Supports(WeightType type) {
-#if RS_HAVE_AVX512_VNNI
+#if RS_HAVE_AVX2
   return !IsFloatWeight(type);
 #else
   (void)type;
@@ -209,7 +326,7 @@ bool GemmInt8Supports(WeightType type) {
 
 void GemmInt8Rows(const WeightView& w, const QuantizedBatch& x, int64_t r0, int64_t r1, float* y, int64_t ldy,
                   void* pack) {
-#if RS_HAVE_AVX512_VNNI
+#if RS_HAVE_AVX2
   switch (w.type) {
     case WeightType::kQ8_0: return Rows<DecodeQ8_0>(w, x, r0, r1, y, ldy, pack);
     case WeightType::kQ4_0: return Rows<DecodeQ4_0>(w, x, r0, r1, y, ldy, pack);

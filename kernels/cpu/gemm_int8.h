@@ -1,8 +1,9 @@
 // The int8 GEMM behind MatMul for large batches (prefill) of block-type weights: x is quantised
 // to Q8_0 once per MatMul (QuantizeBatch), each tile of 16 weight rows is unpacked once into
-// unsigned bytes in VNNI order, and AVX-512 VNNI multiplies them with every token, as llama.cpp
-// computes these types (8-bit activations). Kernel sets without VNNI report no support, and
-// MatMul uses the F32 GEMM. Thread-safety: pure functions over caller buffers.
+// unsigned bytes in VNNI order, and AVX-512 VNNI (vpdpbusd), or AVX2 (vpmaddubsw + vpmaddwd)
+// where the CPU has no VNNI, multiplies them with every token, as llama.cpp computes these types
+// (8-bit activations). The scalar set reports no support (MatMul then streams the rows).
+// Thread-safety: pure functions over caller buffers.
 #pragma once
 
 #include <cstdint>

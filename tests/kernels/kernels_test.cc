@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "kernels/cpu/attention.h"
@@ -208,23 +209,36 @@ struct MatMulCase {
 
 class MatMulTest : public ::testing::TestWithParam<MatMulCase> {};
 
+// A weight matrix of N(0, 0.1) values in `type`, with its dequantised values.
+struct TestWeight {
+  std::vector<uint8_t> bytes;
+  std::vector<float> deq;
+  WeightView view;
+};
+TestWeight MakeWeight(WeightType type, int64_t rows, int64_t cols, uint32_t seed) {
+  const std::vector<float> wf = Random(rows * cols, seed, 0.1f);
+  TestWeight t{{}, std::vector<float>(rows * cols), WeightView{type, nullptr, rows, cols}};
+  t.bytes.resize(t.view.row_bytes() * rows);
+  for (int64_t r = 0; r < rows; ++r) {
+    uint8_t* dst = t.bytes.data() + r * t.view.row_bytes();
+    const float* src = wf.data() + r * cols;
+    if (type == WeightType::kQ8_0) QuantizeRowQ8_0(src, reinterpret_cast<BlockQ8_0*>(dst), cols);
+    else QuantizeBlocks(type, src, dst, cols);
+  }
+  t.view.data = t.bytes.data();
+  DequantizeRows(t.view, 0, rows, t.deq.data());
+  return t;
+}
+
 TEST_P(MatMulTest, MatchesDoubleReferenceOnDequantizedWeights) {
   const auto [type, n] = GetParam();
   // 256 columns: whole K-quant super-blocks; 87 rows: odd, not a multiple of any row tile, and the
   // last GEMM task's 23 rows end in a partly filled 32-row tile.
   const int64_t rows = 87, cols = 256;
-  std::vector<float> wf = Random(rows * cols, 31, 0.1f), x = Random(n * cols, 32);
-  WeightView w{type, nullptr, rows, cols};
-  std::vector<uint8_t> bytes(w.row_bytes() * rows);
-  for (int64_t r = 0; r < rows; ++r) {
-    uint8_t* dst = bytes.data() + r * w.row_bytes();
-    const float* src = wf.data() + r * cols;
-    if (type == WeightType::kQ8_0) QuantizeRowQ8_0(src, reinterpret_cast<BlockQ8_0*>(dst), cols);
-    else QuantizeBlocks(type, src, dst, cols);
-  }
-  w.data = bytes.data();
-  std::vector<float> deq(rows * cols);
-  DequantizeRows(w, 0, rows, deq.data());
+  const TestWeight tw = MakeWeight(type, rows, cols, 31);
+  const WeightView& w = tw.view;
+  const std::vector<float>& deq = tw.deq;
+  std::vector<float> x = Random(n * cols, 32);
   ThreadPool pool(2);
   MatMulScratch scratch(2);
   std::vector<float> y(n * rows);
@@ -246,6 +260,45 @@ TEST_P(MatMulTest, MatchesDoubleReferenceOnDequantizedWeights) {
       const double tol = quantized_x ? 0.02 * mag : 1e-5 * mag + 1e-6;
       ASSERT_NEAR(y[t * rows + r], want, tol) << "token " << t << " row " << r;
     }
+}
+
+// The int8 GEMM (large batches) and the streamed int8 dot products (one token) see the same
+// Q8_0 activations and sum exact integer products per block; only the F32 sums of the scaled
+// block terms differ in order. A term is at most about (|w| + 4 max|w| of its block) * |x| summed
+// over the block (the offset form scales q + kOffset, the minimums carry the offset back), and 8
+// blocks in F32 err by under 2 * 10 * 2^-24 of their magnitude: bound 1e-5 of it. A saturating
+// int16 pair (maddubs on bytes over 128) would miss by a whole product pair, far outside it.
+TEST(MatMul, Int8GemmMatchesTheStreamedDotsUpToFloatOrder) {
+  const int64_t rows = 87, cols = 256, n = 43;  // 43: remainders after every kernel's token group
+  const std::vector<float> x = Random(n * cols, 52);
+  ThreadPool pool(2);
+  MatMulScratch scratch(2);
+  int block_types = 0, checked = 0;
+  for (WeightType type : kAllWeightTypes) {
+    if (IsFloatWeight(type)) continue;
+    ++block_types;
+    if (!GemmInt8Supports(type)) continue;
+    const TestWeight tw = MakeWeight(type, rows, cols, 51);
+    std::vector<float> gemm(n * rows), one(rows);
+    MatMul(tw.view, x.data(), n, gemm.data(), scratch, pool);
+    for (int64_t t = 0; t < n; ++t) {
+      MatMul(tw.view, x.data() + t * cols, 1, one.data(), scratch, pool);
+      for (int64_t r = 0; r < rows; ++r) {
+        double mag = 0;
+        for (int64_t b = 0; b < cols / 32; ++b) {
+          const float* wb = tw.deq.data() + r * cols + b * 32;
+          float block_max = 0;
+          for (int k = 0; k < 32; ++k) block_max = std::max(block_max, std::abs(wb[k]));
+          for (int k = 0; k < 32; ++k) mag += (std::abs(wb[k]) + 4 * block_max) * std::abs(x[t * cols + b * 32 + k]);
+        }
+        ASSERT_NEAR(gemm[t * rows + r], one[r], 1e-5 * mag)
+            << GetWeightTypeInfo(type).name << " token " << t << " row " << r;
+      }
+    }
+    ++checked;
+  }
+  // Every kernel set but the scalar one has the GEMM for every block type.
+  EXPECT_EQ(checked, std::string(ActiveKernelSet()) == "scalar" ? 0 : block_types);
 }
 
 // Float weights in small (streamed) batches: every (row, token) product is summed in the same order
