@@ -206,10 +206,10 @@ inline void TileInt8(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qua
   const float* m3 = NT > 3 ? m0 + 3 * nb * 8 : m0;
   __m256 a00 = _mm256_setzero_ps(), a10 = a00, a01 = a00, a11 = a00, a02 = a00, a12 = a00, a03 = a00, a13 = a00;
   typename D::Unit unit0, unit1;
-  for (int64_t b = 0; b < nb; ++b) {
-    const int j = static_cast<int>(b % D::kBlocks);
-    if (j == 0) {
-      const int64_t u = b / D::kBlocks;
+  // A unit's blocks per outer step, unrolled (as in TileVnni).
+  for (int64_t b0 = 0; b0 < nb; b0 += D::kBlocks) {
+    {
+      const int64_t u = b0 / D::kBlocks;
       if constexpr (NT <= 2) {  // few tokens: memory-bound; prefetch each row ahead
         _mm_prefetch(reinterpret_cast<const char*>(D::Bytes(w0, u)) + 512, _MM_HINT_T0);
         _mm_prefetch(reinterpret_cast<const char*>(D::Bytes(w1, u)) + 512, _MM_HINT_T0);
@@ -217,9 +217,12 @@ inline void TileInt8(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qua
       D::Prepare(w0, u, &unit0);
       D::Prepare(w1, u, &unit1);
     }
-    const Int8Block k0 = D::Load(unit0, j), k1 = D::Load(unit1, j);
-    const __m256i u0 = D::kSigned ? _mm256_sign_epi8(k0.q, k0.q) : k0.q;
-    const __m256i u1 = D::kSigned ? _mm256_sign_epi8(k1.q, k1.q) : k1.q;
+#pragma GCC unroll 8
+    for (int j = 0; j < D::kBlocks; ++j) {
+      const int64_t b = b0 + j;
+      const Int8Block k0 = D::Load(unit0, j), k1 = D::Load(unit1, j);
+      const __m256i u0 = D::kSigned ? _mm256_sign_epi8(k0.q, k0.q) : k0.q;
+      const __m256i u1 = D::kSigned ? _mm256_sign_epi8(k1.q, k1.q) : k1.q;
 #define RS_TOKEN_DOT(J)                                                                                   \
   {                                                                                                       \
     const __m256i qx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x##J[b].qs));                  \
@@ -234,11 +237,12 @@ inline void TileInt8(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qua
       a1##J = _mm256_fmadd_ps(k1.min, sums, a1##J);                                                       \
     }                                                                                                     \
   }
-    RS_TOKEN_DOT(0)
-    if constexpr (NT > 1) RS_TOKEN_DOT(1)
-    if constexpr (NT > 2) RS_TOKEN_DOT(2)
-    if constexpr (NT > 3) RS_TOKEN_DOT(3)
+      RS_TOKEN_DOT(0)
+      if constexpr (NT > 1) RS_TOKEN_DOT(1)
+      if constexpr (NT > 2) RS_TOKEN_DOT(2)
+      if constexpr (NT > 3) RS_TOKEN_DOT(3)
 #undef RS_TOKEN_DOT
+    }
   }
 #define RS_STORE(J)                                   \
   {                                                   \
@@ -357,10 +361,12 @@ inline void TileVnni(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qua
   const int64_t cols = nb * 32, lanes = nb * 8;
   __m512 a00 = _mm512_setzero_ps(), a10 = a00, a01 = a00, a11 = a00, a02 = a00, a12 = a00, a03 = a00, a13 = a00;
   typename D::Unit ua0, ub0, ua1, ub1;  // rows 0 and 1 (legacy types: one unit per block of the pair)
-  for (int64_t b = 0; b < nb; b += 2) {
-    const int j = static_cast<int>(b % D::kBlocks);
-    if (j == 0) {
-      const int64_t u = b / D::kBlocks;
+  // A unit's blocks (or a legacy pair) per outer step, unrolled: each block's place in its unit
+  // is a constant, so the decoders' offsets fold into the loads.
+  constexpr int kStep = D::kBlocks == 1 ? 2 : D::kBlocks;
+  for (int64_t b0 = 0; b0 < nb; b0 += kStep) {
+    {
+      const int64_t u = b0 / D::kBlocks;
       if constexpr (NT <= 2) {  // few tokens: memory-bound; prefetch each row ahead
         _mm_prefetch(reinterpret_cast<const char*>(D::Bytes(w0, u)) + 512, _MM_HINT_T0);
         _mm_prefetch(reinterpret_cast<const char*>(D::Bytes(w1, u)) + 512, _MM_HINT_T0);
@@ -372,21 +378,24 @@ inline void TileVnni(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qua
         D::Prepare(w1, u + 1, &ub1);
       }
     }
-    __m512i k0, k1;
-    __m512 sc0, sc1, mn0, mn1;
-    if constexpr (FastPair<D>::kHas && D::kBlocks == 1) {
-      FastPair<D>::Load(ua0, ub0, &k0, &sc0, &mn0);
-      FastPair<D>::Load(ua1, ub1, &k1, &sc1, &mn1);
-    } else if constexpr (FastPair<D>::kHas) {
-      FastPair<D>::Load(ua0, j, &k0, &sc0, &mn0);
-      FastPair<D>::Load(ua1, j, &k1, &sc1, &mn1);
-    } else if constexpr (D::kBlocks == 1) {
-      LoadPair<D>(D::Load(ua0, 0), D::Load(ub0, 0), &k0, &sc0, &mn0);
-      LoadPair<D>(D::Load(ua1, 0), D::Load(ub1, 0), &k1, &sc1, &mn1);
-    } else {
-      LoadPair<D>(D::Load(ua0, j), D::Load(ua0, j + 1), &k0, &sc0, &mn0);
-      LoadPair<D>(D::Load(ua1, j), D::Load(ua1, j + 1), &k1, &sc1, &mn1);
-    }
+#pragma GCC unroll 8
+    for (int j = 0; j < kStep; j += 2) {
+      const int64_t b = b0 + j;
+      __m512i k0, k1;
+      __m512 sc0, sc1, mn0, mn1;
+      if constexpr (FastPair<D>::kHas && D::kBlocks == 1) {
+        FastPair<D>::Load(ua0, ub0, &k0, &sc0, &mn0);
+        FastPair<D>::Load(ua1, ub1, &k1, &sc1, &mn1);
+      } else if constexpr (FastPair<D>::kHas) {
+        FastPair<D>::Load(ua0, j, &k0, &sc0, &mn0);
+        FastPair<D>::Load(ua1, j, &k1, &sc1, &mn1);
+      } else if constexpr (D::kBlocks == 1) {
+        LoadPair<D>(D::Load(ua0, 0), D::Load(ub0, 0), &k0, &sc0, &mn0);
+        LoadPair<D>(D::Load(ua1, 0), D::Load(ub1, 0), &k1, &sc1, &mn1);
+      } else {
+        LoadPair<D>(D::Load(ua0, j), D::Load(ua0, j + 1), &k0, &sc0, &mn0);
+        LoadPair<D>(D::Load(ua1, j), D::Load(ua1, j + 1), &k1, &sc1, &mn1);
+      }
 #define RS_TOKEN_DOT(J)                                                                           \
   {                                                                                               \
     const __m512i qx = _mm512_loadu_si512(xq.values + J * cols + 32 * b);                         \
@@ -399,11 +408,12 @@ inline void TileVnni(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qua
     a0##J = _mm512_fmadd_ps(mn0, sums, a0##J);                                                    \
     a1##J = _mm512_fmadd_ps(mn1, sums, a1##J);                                                    \
   }
-    RS_TOKEN_DOT(0)
-    if constexpr (NT > 1) RS_TOKEN_DOT(1)
-    if constexpr (NT > 2) RS_TOKEN_DOT(2)
-    if constexpr (NT > 3) RS_TOKEN_DOT(3)
+      RS_TOKEN_DOT(0)
+      if constexpr (NT > 1) RS_TOKEN_DOT(1)
+      if constexpr (NT > 2) RS_TOKEN_DOT(2)
+      if constexpr (NT > 3) RS_TOKEN_DOT(3)
 #undef RS_TOKEN_DOT
+    }
   }
 #define RS_STORE(J)                                   \
   {                                                   \
