@@ -185,6 +185,12 @@ void StreamRowsFloat(const WeightView& w, const float* x, int64_t n, int64_t r0,
 #if RS_HAVE_AVX2
 using namespace block_decoders;
 
+// Few tokens are memory-bound: each row's stream is prefetched this far ahead, every cache line
+// of a K-quant super-block (a legacy block pair fits in one).
+constexpr int kPrefetchAhead = 1024;
+template <class D>
+constexpr int kPrefetchLines = D::kBlocks == 1 ? 1 : 3;
+
 #if RS_HAVE_AVX512_VNNI
 #define RS_I8DOT(u, s) _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, s)
 #else
@@ -211,8 +217,10 @@ inline void TileInt8(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qua
     {
       const int64_t u = b0 / D::kBlocks;
       if constexpr (NT <= 2) {  // few tokens: memory-bound; prefetch each row ahead
-        _mm_prefetch(reinterpret_cast<const char*>(D::Bytes(w0, u)) + 512, _MM_HINT_T0);
-        _mm_prefetch(reinterpret_cast<const char*>(D::Bytes(w1, u)) + 512, _MM_HINT_T0);
+        for (int line = 0; line < kPrefetchLines<D>; ++line)
+          _mm_prefetch(reinterpret_cast<const char*>(D::Bytes(w0, u)) + kPrefetchAhead + 64 * line, _MM_HINT_T0);
+        for (int line = 0; line < kPrefetchLines<D>; ++line)
+          _mm_prefetch(reinterpret_cast<const char*>(D::Bytes(w1, u)) + kPrefetchAhead + 64 * line, _MM_HINT_T0);
       }
       D::Prepare(w0, u, &unit0);
       D::Prepare(w1, u, &unit1);
@@ -368,8 +376,10 @@ inline void TileVnni(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qua
     {
       const int64_t u = b0 / D::kBlocks;
       if constexpr (NT <= 2) {  // few tokens: memory-bound; prefetch each row ahead
-        _mm_prefetch(reinterpret_cast<const char*>(D::Bytes(w0, u)) + 512, _MM_HINT_T0);
-        _mm_prefetch(reinterpret_cast<const char*>(D::Bytes(w1, u)) + 512, _MM_HINT_T0);
+        for (int line = 0; line < kPrefetchLines<D>; ++line)
+          _mm_prefetch(reinterpret_cast<const char*>(D::Bytes(w0, u)) + kPrefetchAhead + 64 * line, _MM_HINT_T0);
+        for (int line = 0; line < kPrefetchLines<D>; ++line)
+          _mm_prefetch(reinterpret_cast<const char*>(D::Bytes(w1, u)) + kPrefetchAhead + 64 * line, _MM_HINT_T0);
       }
       D::Prepare(w0, u, &ua0);
       D::Prepare(w1, u, &ua1);
