@@ -268,8 +268,8 @@ inline void TileInt8(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qua
 
 #if RS_HAVE_AVX512_VNNI
 // With VNNI (int32 sums, no saturation) every type runs unsigned: q + kOffset against the signed
-// activations, the offset folded into the minimums (w = s * (q + kOffset) + (m - kOffset * s)),
-// two blocks of 32 per step in 512-bit registers: half the instructions of TileInt8.
+// activations (TileVnni takes the offset back), two blocks of 32 per step in 512-bit registers:
+// half the instructions of TileInt8. Loaders give the minimums of affine types only.
 template <class D>
 inline void LoadPair(const Int8Block& x, const Int8Block& y, __m512i* q, __m512* scale, __m512* min) {
   __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(x.q), y.q, 1);
@@ -279,7 +279,7 @@ inline void LoadPair(const Int8Block& x, const Int8Block& y, __m512i* q, __m512*
   if constexpr (D::kAffine) {
     *min = _mm512_insertf32x8(_mm512_castps256_ps512(x.min), y.min, 1);
   } else {
-    *min = _mm512_mul_ps(*scale, _mm512_set1_ps(-static_cast<float>(D::kOffset)));
+    *min = _mm512_setzero_ps();
   }
 }
 
@@ -314,7 +314,7 @@ struct FastPair<DecodeQ4_0> {
     const __m256i v = _mm256_loadu2_m128i(reinterpret_cast<const __m128i*>(b->qs), reinterpret_cast<const __m128i*>(a->qs));
     *q = _mm512_shuffle_i64x2(NibblePlanes(v), NibblePlanes(v), _MM_SHUFFLE(3, 1, 2, 0));
     *scale = PairScales(a->d, b->d);
-    *min = _mm512_mul_ps(*scale, _mm512_set1_ps(-8.0f));
+    *min = _mm512_setzero_ps();
   }
 };
 template <>
@@ -326,7 +326,7 @@ struct FastPair<DecodeQ8_0> {
         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->qs)), 1);
     *q = _mm512_xor_si512(v, _mm512_set1_epi8(static_cast<char>(0x80)));  // q + 128
     *scale = PairScales(a->d, b->d);
-    *min = _mm512_mul_ps(*scale, _mm512_set1_ps(-128.0f));
+    *min = _mm512_setzero_ps();
   }
 };
 template <>
@@ -358,14 +358,18 @@ struct FastPair<DecodeQ6_K> {
     const __m128 four = _mm_loadu_ps(u.scale + 8 * half + 2 * k);
     *scale = _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3),
                                    _mm512_castps128_ps512(four));
-    *min = _mm512_mul_ps(*scale, _mm512_set1_ps(-32.0f));
+    *min = _mm512_setzero_ps();
   }
 };
 
-// 2 weight rows x NT (1..4) tokens, nb even; the contract of TileInt8.
+// 2 weight rows x NT (1..4) tokens, nb even; the contract of TileInt8. The symmetric types'
+// offset is taken back in the integers (each dot product starts from -kOffset times the sums of
+// x's 4-byte groups, shared by both rows), so only the affine types add their minimums in floats.
 template <class D, int NT>
 inline void TileVnni(const uint8_t* w0, const uint8_t* w1, int64_t nb, const QuantizedActivations& xq, float* y,
                      int64_t rows) {
+  static_assert(!D::kAffine || D::kOffset == 0, "an affine type's minimum carries no offset");
+  const __m512i offset = _mm512_set1_epi8(static_cast<char>(D::kOffset));
   const int64_t cols = nb * 32, lanes = nb * 8;
   __m512 a00 = _mm512_setzero_ps(), a10 = a00, a01 = a00, a11 = a00, a02 = a00, a12 = a00, a03 = a00, a13 = a00;
   typename D::Unit ua0, ub0, ua1, ub1;  // rows 0 and 1 (legacy types: one unit per block of the pair)
@@ -410,13 +414,17 @@ inline void TileVnni(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qua
   {                                                                                               \
     const __m512i qx = _mm512_loadu_si512(xq.values + J * cols + 32 * b);                         \
     const __m512 dx = _mm512_loadu_ps(xq.lane_scales + J * lanes + 8 * b);                       \
-    const __m512 sums = _mm512_loadu_ps(xq.quarter_sums + J * lanes + 8 * b);                     \
-    const __m512i p0 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), k0, qx);                       \
-    const __m512i p1 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), k1, qx);                       \
+    __m512i base = _mm512_setzero_si512();                                                        \
+    if constexpr (!D::kAffine) base = _mm512_sub_epi32(base, _mm512_dpbusd_epi32(base, offset, qx)); \
+    const __m512i p0 = _mm512_dpbusd_epi32(base, k0, qx);                                         \
+    const __m512i p1 = _mm512_dpbusd_epi32(base, k1, qx);                                         \
     a0##J = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p0), _mm512_mul_ps(sc0, dx), a0##J);               \
     a1##J = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p1), _mm512_mul_ps(sc1, dx), a1##J);               \
-    a0##J = _mm512_fmadd_ps(mn0, sums, a0##J);                                                    \
-    a1##J = _mm512_fmadd_ps(mn1, sums, a1##J);                                                    \
+    if constexpr (D::kAffine) {                                                                   \
+      const __m512 sums = _mm512_loadu_ps(xq.quarter_sums + J * lanes + 8 * b);                   \
+      a0##J = _mm512_fmadd_ps(mn0, sums, a0##J);                                                  \
+      a1##J = _mm512_fmadd_ps(mn1, sums, a1##J);                                                  \
+    }                                                                                             \
   }
       RS_TOKEN_DOT(0)
       if constexpr (NT > 1) RS_TOKEN_DOT(1)
