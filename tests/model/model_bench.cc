@@ -9,14 +9,20 @@
 //
 // usage: model_bench [--types f32,f16,q8_0] [--threads 2] [--prefill 512]
 //                    [--batches 1,4,16,32] [--cached 128,512] [--dir /tmp] [--size medium] [--kv f32|f16]
-//                    [--repeat N] [--files a.gguf,b.gguf]
+//                    [--repeat N] [--files a.gguf,b.gguf] [--bandwidth-mib 1024]
 // --files measures the given GGUF files (for example llama-quantize's) instead of generating.
+// One-sequence decode reads every weight once per token, so it is bounded by the memory read
+// bandwidth: the program measures that first (a streaming read of --bandwidth-mib MiB on the same
+// threads; 0 skips it) and ends each row with the weight bytes a token reads and the bound they give.
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/gguf/gguf_reader.h"
@@ -38,6 +44,44 @@ std::vector<std::string> Split(const std::string& s) {
 
 double Seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
+// Bytes per second that `threads` threads read from a buffer of `mib` MiB (well beyond the
+// caches), best of 3 passes. Sums of 64-bit words: the compiler vectorises them, and the sum
+// is printed so that the reads cannot be dropped.
+double ReadBandwidth(int threads, int64_t mib) {
+  const size_t words = static_cast<size_t>(mib) << 17;
+  std::vector<uint64_t> buf(words);
+  for (size_t i = 0; i < words; ++i) buf[i] = i;  // touched: every page is mapped before timing
+  std::vector<uint64_t> sums(threads);
+  double best = 1e30;
+  for (int pass = 0; pass < 3; ++pass) {
+    const auto t0 = Clock::now();
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        const size_t begin = words * t / threads, end = words * (t + 1) / threads;
+        uint64_t s = 0;
+        for (size_t i = begin; i < end; ++i) s += buf[i];
+        sums[t] += s;
+      });
+    for (auto& th : pool) th.join();
+    best = std::min(best, Seconds(t0, Clock::now()));
+  }
+  uint64_t all = 0;
+  for (uint64_t s : sums) all += s;
+  std::fprintf(stderr, "(read check %llu)\n", static_cast<unsigned long long>(all));
+  return static_cast<double>(words * sizeof(uint64_t)) / best;
+}
+
+// The weight bytes one token reads: every tensor but the embedding table (one row per token),
+// unless the output projection is that table (tied embeddings).
+uint64_t WeightBytesPerToken(const gguf::GgufFile& file) {
+  const bool tied = file.FindTensor("output.weight") == nullptr;
+  uint64_t bytes = 0;
+  for (const gguf::TensorInfo& t : file.tensors())
+    if (tied || t.name != "token_embd.weight") bytes += t.num_bytes();
+  return bytes;
+}
+
 int Fail(const Status& s) {
   std::fprintf(stderr, "error: %s\n", s.ToString().c_str());
   return 1;
@@ -51,6 +95,7 @@ int main(int argc, char** argv) {
   std::string kv = "f32";
   std::string files;  // given model files instead of generated ones
   int repeat = 1;  // more timed windows per figure; the best is kept (noise only slows things down)
+  int64_t bandwidth_mib = 1024;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i], v = argv[i + 1];
     if (k == "--types") types = v;
@@ -63,16 +108,21 @@ int main(int argc, char** argv) {
     else if (k == "--kv") kv = v;
     else if (k == "--repeat") repeat = std::max(1, std::atoi(v.c_str()));
     else if (k == "--files") files = v;
+    else if (k == "--bandwidth-mib") bandwidth_mib = std::atoll(v.c_str());
     else {
       std::fprintf(stderr, "unknown option %s\n", k.c_str());
       return 2;
     }
   }
   std::printf("%s\n", kernels::SystemInfo().c_str());
+  const double bandwidth = bandwidth_mib > 0 ? ReadBandwidth(threads, bandwidth_mib) : 0.0;
+  if (bandwidth > 0)
+    std::printf("memory read bandwidth: %.1f GB/s (%d threads, %lld MiB, best of 3)\n", bandwidth / 1e9, threads,
+                static_cast<long long>(bandwidth_mib));
   std::printf("| type | threads | kv | prefill %d tok/s |", prefill);
   for (const auto& c : Split(cached))
     for (const auto& b : Split(batches)) std::printf(" decode b=%s c=%s |", b.c_str(), c.c_str());
-  std::printf("\n");
+  std::printf(" weights MB/token | b=1 bound tok/s |\n");
   std::fflush(stdout);
 
   // Each entry is a type to generate, or with --files a file to measure.
@@ -97,6 +147,7 @@ int main(int argc, char** argv) {
     }
     auto file = gguf::GgufFile::Open(path);
     if (!file.ok()) return Fail(file.status());
+    const uint64_t weight_bytes = WeightBytesPerToken(**file);
     auto model = model::LlamaModel::Load(std::shared_ptr<const gguf::GgufFile>(std::move(file).value()),
                                          model::ModelOptions{threads, kv == "f16" ? model::KvType::kF16 : model::KvType::kF32});
     if (!model.ok()) return Fail(model.status());
@@ -164,6 +215,9 @@ int main(int argc, char** argv) {
         std::fflush(stdout);
       }
     }
+    std::printf(" %.1f |", weight_bytes / 1e6);
+    if (bandwidth > 0) std::printf(" %.0f |", bandwidth / static_cast<double>(weight_bytes));
+    else std::printf(" - |");
     std::printf("\n");
     std::fflush(stdout);
   }
