@@ -97,25 +97,48 @@ TiledFn PickTiled(int head_dim, int group) {
 }  // namespace
 #endif
 
+namespace {
+// Rows widened from F16 one at a time for the generic path: up to this head_dim on the stack.
+constexpr int kMaxWidenedHeadDim = 512;
+
+// Key or value row `slot` of kv_head as F32: the row itself, or widened into buf.
+inline const float* RowF32(const void* base, const KvLayerView& kv, int64_t head_off, int32_t slot, int head_dim,
+                           float* buf) {
+  const int64_t at = slot * kv.slot_stride + head_off;
+  if (!kv.f16) return static_cast<const float*>(base) + at;
+  ConvertF16ToF32(static_cast<const uint16_t*>(base) + at, buf, head_dim);
+  return buf;
+}
+}  // namespace
+
 void AttendSlots(const float* q, int group, const KvLayerView& kv, int kv_head, const int32_t* slots,
                  int64_t n_keys, int head_dim, float scale, float* scores, float* out) {
 #if RS_HAVE_AVX512
-  if (TiledFn fn = kv.f16 ? PickTiled<true>(head_dim, group) : PickTiled<false>(head_dim, group))
-    return fn(q, kv, kv_head, slots, n_keys, scale, scores, out);
+  // Register tiles hold up to 4 heads: a wider group runs as chunks of 4 (each reads the rows again,
+  // from cache), so that groups of 6 to 8 (Qwen2.5, TinyLlama) keep the tiled kernel.
+  constexpr int kMaxTileGroup = 4;
+  auto pick = [&](int g) { return kv.f16 ? PickTiled<true>(head_dim, g) : PickTiled<false>(head_dim, g); };
+  if (pick(std::min(group, kMaxTileGroup)) != nullptr) {
+    for (int g0 = 0; g0 < group; g0 += kMaxTileGroup) {
+      const int gn = std::min(kMaxTileGroup, group - g0);
+      pick(gn)(q + g0 * head_dim, kv, kv_head, slots, n_keys, scale, scores + g0 * n_keys, out + g0 * head_dim);
+    }
+    return;
+  }
 #endif
-  if (kv.f16) return ref::AttendSlots(q, group, kv, kv_head, slots, n_keys, head_dim, scale, scores, out);
+  if (kv.f16 && head_dim > kMaxWidenedHeadDim)
+    return ref::AttendSlots(q, group, kv, kv_head, slots, n_keys, head_dim, scale, scores, out);
   const int64_t head_off = static_cast<int64_t>(kv_head) * head_dim;
-  const float* kbase = static_cast<const float*>(kv.k);
-  const float* vbase = static_cast<const float*>(kv.v);
-  // Scores: each key row is read once for all heads of the group.
+  float row[kMaxWidenedHeadDim];
+  // Scores: each key row is read (and widened from F16) once for all heads of the group.
   for (int64_t j = 0; j < n_keys; ++j) {
-    const float* k = kbase + slots[j] * kv.slot_stride + head_off;
+    const float* k = RowF32(kv.k, kv, head_off, slots[j], head_dim, row);
     for (int g = 0; g < group; ++g) scores[g * n_keys + j] = DotF32(q + g * head_dim, k, head_dim) * scale;
   }
   for (int g = 0; g < group; ++g) Softmax(scores + g * n_keys, n_keys);
   std::fill(out, out + static_cast<int64_t>(group) * head_dim, 0.0f);
   for (int64_t j = 0; j < n_keys; ++j) {
-    const float* v = vbase + slots[j] * kv.slot_stride + head_off;
+    const float* v = RowF32(kv.v, kv, head_off, slots[j], head_dim, row);
     for (int g = 0; g < group; ++g) Axpy(scores[g * n_keys + j], v, out + g * head_dim, head_dim);
   }
 }

@@ -407,11 +407,14 @@ TEST_P(AttentionTest, MatchesReferenceOverScatteredSlots) {
   }
 }
 
-// head_dim 64 and 128 with groups 1..4 take the register-tiled kernel; others the generic one.
+// With AVX-512, head_dim 64 and 128 take the register-tiled kernel (groups over 4 in chunks of 4:
+// 6, 7, 8); other head_dims (80, 96: Phi-3, 256: Gemma) and every shape without AVX-512 take the
+// generic one, which widens F16 rows one at a time.
 INSTANTIATE_TEST_SUITE_P(HeadDimsAndGroups, AttentionTest,
                          ::testing::Values(std::pair{16, 3}, std::pair{8, 2}, std::pair{64, 1}, std::pair{64, 2},
-                                           std::pair{64, 3}, std::pair{64, 4}, std::pair{64, 6}, std::pair{128, 1},
-                                           std::pair{128, 4}));
+                                           std::pair{64, 3}, std::pair{64, 4}, std::pair{64, 6}, std::pair{64, 7},
+                                           std::pair{64, 8}, std::pair{80, 2}, std::pair{96, 1}, std::pair{128, 1},
+                                           std::pair{128, 4}, std::pair{128, 8}, std::pair{256, 8}));
 
 TEST(ThreadPool, RunsEveryTaskOnceAcrossManyLoops) {
   for (int threads : {1, 2, 3}) {
