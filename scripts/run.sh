@@ -12,7 +12,14 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${RADIXSERVE_BUILD_DIR:-$root/build}"
 # Only what the product needs: no test frameworks or fuzzer toolchain, no tests or benchmarks built.
 bash "$root/scripts/install-deps.sh" --runtime
-bash "$root/scripts/build.sh" -DRADIXSERVE_BUILD_TESTS=OFF
+# The CUDA backend only where a GPU is (nvidia-smi lists one): on a machine that has nvcc but no
+# GPU its minute of nvcc buys this CPU run nothing. RADIXSERVE_ENABLE_CUDA=ON|OFF decides instead.
+cuda="${RADIXSERVE_ENABLE_CUDA:-}"
+if [ -z "$cuda" ]; then
+  cuda=OFF
+  if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then cuda=ON; fi
+fi
+bash "$root/scripts/build.sh" -DRADIXSERVE_BUILD_TESTS=OFF -DRADIXSERVE_ENABLE_CUDA="$cuda"
 
 port=30000
 for a in "$@"; do case "$a" in port:=*) port="${a#port:=}";; esac; done
