@@ -61,6 +61,25 @@ void PackTile(const WeightView& w, int64_t r0, int64_t rows, PackedBlock* out) {
 // 4 activation bytes as one int32 in every lane (an unaligned, aliasing load the compiler can fold
 // into a broadcast operand).
 typedef int32_t UnalignedI32 __attribute__((aligned(1), may_alias));
+
+// Block b of x from token t0 on (block-major, so token t0 + t is t rows further).
+struct BatchBlock {
+  const int8_t* q;      // [t][32]
+  const float* d;       // [t]
+  const float* d_sum;   // [t][2]: per half-block
+  BatchBlock(const QuantizedBatch& x, int64_t b, int64_t t0)
+      : q(x.q + (b * x.n + t0) * 32), d(x.d + b * x.n + t0), d_sum(x.d_sum + (b * x.n + t0) * 2) {}
+  // What token t's minimum term multiplies: its half-block's sum (kSplit), else the block's.
+  template <bool kSplit>
+  float Sum(int t, int half) const {
+    return kSplit ? d_sum[2 * t + half] : d_sum[2 * t] + d_sum[2 * t + 1];
+  }
+};
+// The groups of 4 values under one scale: a half-block's (kSplit), else all 8 of the block.
+template <bool kSplit>
+constexpr int GroupBegin(int half) { return kSplit ? 4 * half : 0; }
+template <bool kSplit>
+constexpr int GroupEnd(int half) { return kSplit ? 4 * half + 4 : 8; }
 #endif  // RS_HAVE_AVX2
 
 #if RS_HAVE_AVX512_VNNI
@@ -80,28 +99,24 @@ void TileKernel(const PackedBlock* pack, int64_t nb, const QuantizedBatch& x, in
     for (int g = 0; g < 8; ++g) w[g] = _mm512_loadu_si512(p.q[g]);
     const __m512 s0 = _mm512_loadu_ps(p.scale[0]), m0 = _mm512_loadu_ps(p.min[0]);
     const __m512 s1 = kSplit ? _mm512_loadu_ps(p.scale[1]) : s0, m1 = kSplit ? _mm512_loadu_ps(p.min[1]) : m0;
-    const int64_t at = b * x.n + t0;  // token t0 of block b
-    const int8_t* qb = x.q + at * 32;
-    const float* db = x.d + at;
-    const float* dsb = x.d_sum + at * 2;
+    const BatchBlock xb(x, b, t0);
     // Group by group over all tokens: NT independent dot-product chains (one per token) keep
     // vpdpbusd's latency hidden.
     for (int half = 0; half < (kSplit ? 2 : 1); ++half) {
       __m512i dot[NT];
 #pragma GCC unroll 8
       for (int t = 0; t < NT; ++t) dot[t] = _mm512_setzero_si512();
-      const int g0 = kSplit ? 4 * half : 0, g1 = kSplit ? g0 + 4 : 8;
+      const int g0 = GroupBegin<kSplit>(half), g1 = GroupEnd<kSplit>(half);
 #pragma GCC unroll 8
       for (int g = g0; g < g1; ++g)
 #pragma GCC unroll 8
-        for (int t = 0; t < NT; ++t) dot[t] = _mm512_dpbusd_epi32(dot[t], w[g], Broadcast4(qb + 32 * t + 4 * g));
+        for (int t = 0; t < NT; ++t) dot[t] = _mm512_dpbusd_epi32(dot[t], w[g], Broadcast4(xb.q + 32 * t + 4 * g));
       const __m512 s = half ? s1 : s0, m = half ? m1 : m0;
 #pragma GCC unroll 8
       for (int t = 0; t < NT; ++t) {
-        const __m512 dx = _mm512_set1_ps(db[t]);
-        const float ds = kSplit ? dsb[2 * t + half] : dsb[2 * t] + dsb[2 * t + 1];
+        const __m512 dx = _mm512_set1_ps(xb.d[t]);
         acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[t]), _mm512_mul_ps(s, dx), acc[t]);
-        acc[t] = _mm512_fmadd_ps(m, _mm512_set1_ps(ds), acc[t]);
+        acc[t] = _mm512_fmadd_ps(m, _mm512_set1_ps(xb.Sum<kSplit>(t, half)), acc[t]);
       }
     }
   }
@@ -116,8 +131,7 @@ void WideKernel(const PackedBlock* lo, const PackedBlock* hi, int64_t nb, const 
   __m512 acc_lo[NT], acc_hi[NT];
   for (int t = 0; t < NT; ++t) acc_lo[t] = acc_hi[t] = _mm512_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
-    const int64_t at = b * x.n + t0;
-    const int8_t* qb = x.q + at * 32;
+    const BatchBlock xb(x, b, t0);
     __m512i dot_lo[NT], dot_hi[NT];
 #pragma GCC unroll 8
     for (int t = 0; t < NT; ++t) dot_lo[t] = dot_hi[t] = _mm512_setzero_si512();
@@ -126,19 +140,17 @@ void WideKernel(const PackedBlock* lo, const PackedBlock* hi, int64_t nb, const 
       const __m512i wl = _mm512_loadu_si512(lo[b].q[g]), wh = _mm512_loadu_si512(hi[b].q[g]);
 #pragma GCC unroll 8
       for (int t = 0; t < NT; ++t) {
-        const __m512i xb = Broadcast4(qb + 32 * t + 4 * g);
-        dot_lo[t] = _mm512_dpbusd_epi32(dot_lo[t], wl, xb);
-        dot_hi[t] = _mm512_dpbusd_epi32(dot_hi[t], wh, xb);
+        const __m512i xv = Broadcast4(xb.q + 32 * t + 4 * g);
+        dot_lo[t] = _mm512_dpbusd_epi32(dot_lo[t], wl, xv);
+        dot_hi[t] = _mm512_dpbusd_epi32(dot_hi[t], wh, xv);
       }
     }
     const __m512 sl = _mm512_loadu_ps(lo[b].scale[0]), sh = _mm512_loadu_ps(hi[b].scale[0]);
     const __m512 ml = _mm512_loadu_ps(lo[b].min[0]), mh = _mm512_loadu_ps(hi[b].min[0]);
-    const float* db = x.d + at;
-    const float* dsb = x.d_sum + at * 2;
 #pragma GCC unroll 8
     for (int t = 0; t < NT; ++t) {
-      const __m512 dx = _mm512_set1_ps(db[t]);
-      const __m512 ds = _mm512_set1_ps(dsb[2 * t] + dsb[2 * t + 1]);
+      const __m512 dx = _mm512_set1_ps(xb.d[t]);
+      const __m512 ds = _mm512_set1_ps(xb.Sum<false>(t, 0));
       acc_lo[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot_lo[t]), _mm512_mul_ps(sl, dx), acc_lo[t]);
       acc_hi[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot_hi[t]), _mm512_mul_ps(sh, dx), acc_hi[t]);
       acc_lo[t] = _mm512_fmadd_ps(ml, ds, acc_lo[t]);
@@ -232,15 +244,12 @@ void HalfTileKernel(const PackedBlock* pack, int64_t nb, int row0, const Quantiz
   for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
     const PackedBlock& p = pack[b];
-    const int64_t at = b * x.n + t0;  // token t0 of block b
-    const int8_t* qb = x.q + at * 32;
-    const float* db = x.d + at;
-    const float* dsb = x.d_sum + at * 2;
+    const BatchBlock xb(x, b, t0);
     for (int half = 0; half < (kSplit ? 2 : 1); ++half) {
       __m256i dot[NT];
 #pragma GCC unroll 8
       for (int t = 0; t < NT; ++t) dot[t] = _mm256_setzero_si256();
-      const int g0 = kSplit ? 4 * half : 0, g1 = kSplit ? g0 + 4 : 8;
+      const int g0 = GroupBegin<kSplit>(half), g1 = GroupEnd<kSplit>(half);
 #pragma GCC unroll 8
       for (int g = g0; g < g1; g += kSum) {
         __m256i u[kSum], sign[kSum];
@@ -259,7 +268,7 @@ void HalfTileKernel(const PackedBlock* pack, int64_t nb, int row0, const Quantiz
           __m256i sum16 = _mm256_setzero_si256();
 #pragma GCC unroll 4
           for (int k = 0; k < kSum; ++k) {
-            __m256i xv = Broadcast4(qb + 32 * t + 4 * (g + k));
+            __m256i xv = Broadcast4(xb.q + 32 * t + 4 * (g + k));
             if constexpr (kSign) xv = _mm256_sign_epi8(xv, sign[k]);
             const __m256i prod = _mm256_maddubs_epi16(u[k], xv);
             sum16 = k == 0 ? prod : _mm256_add_epi16(sum16, prod);
@@ -271,11 +280,9 @@ void HalfTileKernel(const PackedBlock* pack, int64_t nb, int row0, const Quantiz
       const __m256 s = _mm256_loadu_ps(p.scale[h] + row0);
 #pragma GCC unroll 8
       for (int t = 0; t < NT; ++t) {
-        acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[t]), _mm256_mul_ps(s, _mm256_set1_ps(db[t])), acc[t]);
-        if constexpr (!kSign) {
-          const float ds = kSplit ? dsb[2 * t + half] : dsb[2 * t] + dsb[2 * t + 1];
-          acc[t] = _mm256_fmadd_ps(_mm256_loadu_ps(p.min[h] + row0), _mm256_set1_ps(ds), acc[t]);
-        }
+        acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[t]), _mm256_mul_ps(s, _mm256_set1_ps(xb.d[t])), acc[t]);
+        if constexpr (!kSign)
+          acc[t] = _mm256_fmadd_ps(_mm256_loadu_ps(p.min[h] + row0), _mm256_set1_ps(xb.Sum<kSplit>(t, half)), acc[t]);
       }
     }
   }
