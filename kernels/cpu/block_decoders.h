@@ -12,6 +12,7 @@
 #include "kernels/cpu/quant_simd.h"
 #include "kernels/cpu/q8_0.h"
 #include "kernels/cpu/simd.h"
+#include "kernels/cpu/weight.h"
 
 namespace radixserve::kernels {
 RS_KERNELS_BEGIN
@@ -199,6 +200,26 @@ struct DecodeQ6_K : KQuant<BlockQ6_K> {
     return {_mm256_sub_epi8(v, _mm256_set1_epi8(32)), HalfScales(sc[0], sc[1]), _mm256_setzero_ps()};
   }
 };
+
+// Calls fn(D{}) with the decoder D of a block type and returns true; false for the float types,
+// which have none.
+template <class Fn>
+bool VisitDecoder(WeightType type, Fn&& fn) {
+  switch (type) {
+    case WeightType::kQ8_0: fn(DecodeQ8_0{}); return true;
+    case WeightType::kQ4_0: fn(DecodeQ4_0{}); return true;
+    case WeightType::kQ4_1: fn(DecodeQ4_1{}); return true;
+    case WeightType::kQ5_0: fn(DecodeQ5_0{}); return true;
+    case WeightType::kQ5_1: fn(DecodeQ5_1{}); return true;
+    case WeightType::kIQ4_NL: fn(DecodeIQ4_NL{}); return true;
+    case WeightType::kQ2_K: fn(DecodeQ2_K{}); return true;
+    case WeightType::kQ3_K: fn(DecodeQ3_K{}); return true;
+    case WeightType::kQ4_K: fn(DecodeQ4_K{}); return true;
+    case WeightType::kQ5_K: fn(DecodeQ5_K{}); return true;
+    case WeightType::kQ6_K: fn(DecodeQ6_K{}); return true;
+    default: return false;
+  }
+}
 
 #endif  // RS_HAVE_AVX2
 }  // namespace block_decoders

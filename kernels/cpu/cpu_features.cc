@@ -1,6 +1,8 @@
 #include "kernels/cpu/cpu_features.h"
 
 #include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstring>
@@ -88,6 +90,20 @@ const CpuFeatures& DetectCpu() {
   return features;
 }
 
+bool AmxTilesPermitted() {
+  static const bool permitted = [] {
+    const CpuFeatures& f = DetectCpu();
+    if (!f.amx_tile || !f.amx_int8) return false;
+#if defined(__linux__) && defined(SYS_arch_prctl)
+    constexpr long kReqXcompPerm = 0x1023, kXfeatureTileData = 18;  // asm/prctl.h, XFEATURE_XTILEDATA
+    return syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureTileData) == 0;
+#else
+    return false;
+#endif
+  }();
+  return permitted;
+}
+
 const char* BuildTarget() {
 #if RS_HAVE_AVX512_VNNI
   return "avx512-vnni";
@@ -127,9 +143,12 @@ std::string SystemInfo() {
   s += " | gemm: " + GetBlas().Describe();
   // The prefill path of quantised weights (decode multiplies them in place with int8 products).
   s += std::string(" | quantised prefill: ") +
-       (!GemmInt8Supports(WeightType::kQ8_0) ? "int8 dot products streamed per row"
+       (!GemmInt8Supports(WeightType::kQ8_0)                   ? "int8 dot products streamed per row"
+        : ActiveKernelSet() == std::string_view("avx512-amx")  ? "int8 AMX tiles (TDPBSUD)"
         : ActiveKernelSet() == std::string_view("avx512-vnni") ? "int8 VNNI GEMM"
                                                                 : "int8 AVX2 GEMM (maddubs)");
+  // AMX the CPU has but Linux did not grant: say so, rather than run VNNI silently.
+  if (f.amx_int8 && f.amx_tile && !AmxTilesPermitted()) s += " (AMX present, not granted by the OS)";
   return s;
 }
 

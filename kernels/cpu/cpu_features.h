@@ -24,6 +24,11 @@ struct CpuFeatures {
 // Read on first use.
 const CpuFeatures& DetectCpu();
 
+// Whether this process may use the AMX tiles: the CPU and OS have them (amx_tile, amx_int8) and
+// Linux granted the process their register state (arch_prctl ARCH_REQ_XCOMP_PERM, asked for once;
+// without it the first tile instruction dies of SIGILL).
+bool AmxTilesPermitted();
+
 // What the build's compiler flags target outside the kernel sets ("avx2" for the portable build,
 // the build machine's widest for -march=native): the CPU must offer it (CheckCpuRunsThisBuild).
 const char* BuildTarget();

@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "kernels/cpu/block_decoders.h"
+#include "kernels/cpu/gemm_int8_pack.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/simd.h"
 
@@ -14,72 +15,12 @@ namespace {
 
 #if RS_HAVE_AVX2
 using namespace block_decoders;
-
-constexpr int kTileRows = 16;
-// One block of 32 values of a 16-row tile: bytes [8 groups of 4 values][16 rows][4], then per
-// half-block (16 values) the 16 rows' scales and effective minimums (m - kOffset * s).
-struct PackedBlock {
-  uint8_t q[8][kTileRows][4];
-  float scale[2][kTileRows];
-  float min[2][kTileRows];
-};
-static_assert(sizeof(PackedBlock) == kGemmInt8PackedBlockBytes, "packed block layout");
-
-template <class D>
-void PackTile(const WeightView& w, int64_t r0, int64_t rows, PackedBlock* out) {
-  const int64_t nb = w.cols / 32;
-  alignas(32) uint8_t q[32];
-  alignas(32) float scale[8], min[8];
-  for (int r = 0; r < kTileRows; ++r) {
-    if (r >= rows) {  // padding rows: zero weights
-      for (int64_t b = 0; b < nb; ++b) {
-        for (int g = 0; g < 8; ++g) std::memset(out[b].q[g][r], 0, 4);
-        for (int h = 0; h < 2; ++h) out[b].scale[h][r] = out[b].min[h][r] = 0.0f;
-      }
-      continue;
-    }
-    const uint8_t* row = static_cast<const uint8_t*>(w.data) + (r0 + r) * w.row_bytes();
-    typename D::Unit unit;
-    for (int64_t b = 0; b < nb; ++b) {
-      const int j = static_cast<int>(b % D::kBlocks);
-      if (j == 0) D::Prepare(row, b / D::kBlocks, &unit);
-      const Int8Block k = D::Load(unit, j);
-      __m256i v = k.q;
-      if constexpr (D::kOffset != 0) v = _mm256_add_epi8(v, _mm256_set1_epi8(static_cast<char>(D::kOffset)));
-      _mm256_store_si256(reinterpret_cast<__m256i*>(q), v);
-      _mm256_store_ps(scale, k.scale);
-      _mm256_store_ps(min, D::kAffine ? k.min : _mm256_setzero_ps());
-      for (int g = 0; g < 8; ++g) std::memcpy(out[b].q[g][r], q + 4 * g, 4);
-      for (int h = 0; h < 2; ++h) {
-        out[b].scale[h][r] = scale[4 * h];
-        out[b].min[h][r] = min[4 * h] - static_cast<float>(D::kOffset) * scale[4 * h];
-      }
-    }
-  }
-}
+using namespace gemm_int8_pack;
 
 // 4 activation bytes as one int32 in every lane (an unaligned, aliasing load the compiler can fold
 // into a broadcast operand).
 typedef int32_t UnalignedI32 __attribute__((aligned(1), may_alias));
 
-// Block b of x from token t0 on (block-major, so token t0 + t is t rows further).
-struct BatchBlock {
-  const int8_t* q;      // [t][32]
-  const float* d;       // [t]
-  const float* d_sum;   // [t][2]: per half-block
-  BatchBlock(const QuantizedBatch& x, int64_t b, int64_t t0)
-      : q(x.q + (b * x.n + t0) * 32), d(x.d + b * x.n + t0), d_sum(x.d_sum + (b * x.n + t0) * 2) {}
-  // What token t's minimum term multiplies: its half-block's sum (kSplit), else the block's.
-  template <bool kSplit>
-  float Sum(int t, int half) const {
-    return kSplit ? d_sum[2 * t + half] : d_sum[2 * t] + d_sum[2 * t + 1];
-  }
-};
-// The groups of 4 values under one scale: a half-block's (kSplit), else all 8 of the block.
-template <bool kSplit>
-constexpr int GroupBegin(int half) { return kSplit ? 4 * half : 0; }
-template <bool kSplit>
-constexpr int GroupEnd(int half) { return kSplit ? 4 * half + 4 : 8; }
 #endif  // RS_HAVE_AVX2
 
 #if RS_HAVE_AVX512_VNNI
@@ -169,9 +110,7 @@ template <class D>
 void Rows(const WeightView& w, const QuantizedBatch& x, int64_t r0, int64_t r1, float* y, int64_t ldy, void* pack) {
   auto* tile = static_cast<PackedBlock*>(pack);
   const int64_t nb = w.cols / 32;
-  // Per-16 scales: Q2_K, Q3_K, Q6_K; the others have one scale (and minimum) per 32 values.
-  constexpr bool kSplit = std::is_same_v<D, DecodeQ2_K> || std::is_same_v<D, DecodeQ3_K> ||
-                          std::is_same_v<D, DecodeQ6_K>;
+  constexpr bool kSplit = kSplitBlocks<D>;
   int64_t r = r0;
   if constexpr (!kSplit) {
     for (; r + kTileRows < r1; r += 2 * kTileRows) {  // more than 16 rows left: 32 at a time
@@ -298,8 +237,7 @@ template <class D>
 void Rows(const WeightView& w, const QuantizedBatch& x, int64_t r0, int64_t r1, float* y, int64_t ldy, void* pack) {
   auto* tile = static_cast<PackedBlock*>(pack);
   const int64_t nb = w.cols / 32;
-  constexpr bool kSplit = std::is_same_v<D, DecodeQ2_K> || std::is_same_v<D, DecodeQ3_K> ||
-                          std::is_same_v<D, DecodeQ6_K>;
+  constexpr bool kSplit = kSplitBlocks<D>;
   for (int64_t r = r0; r < r1; r += kTileRows) {
     const int rows = static_cast<int>(std::min<int64_t>(kTileRows, r1 - r));
     PackTile<D>(w, r, rows, tile);
@@ -334,22 +272,10 @@ bool GemmInt8Supports(WeightType type) {
 void GemmInt8Rows(const WeightView& w, const QuantizedBatch& x, int64_t r0, int64_t r1, float* y, int64_t ldy,
                   void* pack) {
 #if RS_HAVE_AVX2
-  switch (w.type) {
-    case WeightType::kQ8_0: return Rows<DecodeQ8_0>(w, x, r0, r1, y, ldy, pack);
-    case WeightType::kQ4_0: return Rows<DecodeQ4_0>(w, x, r0, r1, y, ldy, pack);
-    case WeightType::kQ4_1: return Rows<DecodeQ4_1>(w, x, r0, r1, y, ldy, pack);
-    case WeightType::kQ5_0: return Rows<DecodeQ5_0>(w, x, r0, r1, y, ldy, pack);
-    case WeightType::kQ5_1: return Rows<DecodeQ5_1>(w, x, r0, r1, y, ldy, pack);
-    case WeightType::kIQ4_NL: return Rows<DecodeIQ4_NL>(w, x, r0, r1, y, ldy, pack);
-    case WeightType::kQ2_K: return Rows<DecodeQ2_K>(w, x, r0, r1, y, ldy, pack);
-    case WeightType::kQ3_K: return Rows<DecodeQ3_K>(w, x, r0, r1, y, ldy, pack);
-    case WeightType::kQ4_K: return Rows<DecodeQ4_K>(w, x, r0, r1, y, ldy, pack);
-    case WeightType::kQ5_K: return Rows<DecodeQ5_K>(w, x, r0, r1, y, ldy, pack);
-    case WeightType::kQ6_K: return Rows<DecodeQ6_K>(w, x, r0, r1, y, ldy, pack);
-    default: break;
-  }
-#endif
+  VisitDecoder(w.type, [&](auto d) { Rows<decltype(d)>(w, x, r0, r1, y, ldy, pack); });
+#else
   (void)w, (void)x, (void)r0, (void)r1, (void)y, (void)ldy, (void)pack;
+#endif
 }
 
 RS_KERNELS_END

@@ -7,6 +7,7 @@
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/convert.h"
 #include "kernels/cpu/gemm_int8.h"
+#include "kernels/cpu/gemm_int8_amx.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/kernel_set.h"
 #include "kernels/cpu/matmul_stream.h"
@@ -19,6 +20,7 @@ extern "C" const radixserve::kernels::KernelTable* radixserve_kernels_avx2();
 extern "C" const radixserve::kernels::KernelTable* radixserve_kernels_avx512();
 extern "C" const radixserve::kernels::KernelTable* radixserve_kernels_avx512_vnni();
 
+
 namespace radixserve::kernels {
 namespace {
 
@@ -26,6 +28,17 @@ struct KernelSet {
   const KernelTable* table;
   bool (*runs)(const CpuFeatures&);
 };
+
+// The VNNI set with its int8 GEMM on AMX tiles.
+const KernelTable* AmxTable() {
+  static const KernelTable table = [] {
+    KernelTable t = *radixserve_kernels_avx512_vnni();
+    t.name = "avx512-amx";
+    t.gemm_int8_rows = &radixserve_gemm_int8_rows_amx;
+    return t;
+  }();
+  return &table;
+}
 
 // Best last.
 const KernelSet* Sets(size_t* n) {
@@ -35,6 +48,10 @@ const KernelSet* Sets(size_t* n) {
       {radixserve_kernels_avx512(), [](const CpuFeatures& f) { return f.avx2 && f.fma && f.f16c && f.avx512(); }},
       {radixserve_kernels_avx512_vnni(),
        [](const CpuFeatures& f) { return f.avx2 && f.fma && f.f16c && f.avx512() && f.avx512_vnni; }},
+      {AmxTable(),
+       [](const CpuFeatures& f) {
+         return f.avx2 && f.fma && f.f16c && f.avx512() && f.avx512_vnni && AmxTilesPermitted();
+       }},
   };
   *n = sizeof(sets) / sizeof(sets[0]);
   return sets;
@@ -55,7 +72,9 @@ const KernelTable* Find(std::string_view name, Status* status) {
     *status = Status::Ok();
     return sets[i].table;
   }
-  *status = Status::InvalidArgument("unknown kernel set '" + std::string(name) + "' (scalar, avx2, avx512, avx512-vnni)");
+  std::string known;
+  for (size_t i = 0; i < n; ++i) known += std::string(i ? ", " : "") + sets[i].table->name;
+  *status = Status::InvalidArgument("unknown kernel set '" + std::string(name) + "' (" + known + ")");
   return nullptr;
 }
 

@@ -1,6 +1,7 @@
 // Kernel sets: the engine's own SIMD kernels (dot products, norms, attention, Q8_0, the decode
 // matmul rows, conversions) are compiled once per instruction set into their own libraries
-// (libradixserve_kernels_{scalar,avx2,avx512,avx512_vnni}.so), and the set this CPU runs best is
+// (libradixserve_kernels_{scalar,avx2,avx512,avx512_vnni}.so; the avx512-amx set is the VNNI one with
+// the int8 GEMM of libradixserve_kernels_avx512_amx.so), and the set this CPU runs best is
 // chosen at run time from its feature flags, so that one build serves every x86-64 CPU.
 // RADIXSERVE_KERNELS=<set> chooses a lower one (to compare or test them).
 //
@@ -61,7 +62,8 @@ struct KernelTable {
   void (*stream_rows)(const WeightView&, const float*, const QuantizedActivations&, int64_t, int64_t, int64_t, float*);
 };
 
-// Every set, best last: "scalar", "avx2", "avx512", "avx512-vnni".
+// Every set, best last: "scalar", "avx2", "avx512", "avx512-vnni", "avx512-amx" (the VNNI set
+// with its int8 GEMM on AMX tiles).
 std::vector<std::string> KernelSetNames();
 // The sets this CPU can run.
 std::vector<std::string> RunnableKernelSets();

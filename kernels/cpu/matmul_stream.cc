@@ -508,17 +508,9 @@ void StreamRows(const WeightView& w, const float* x, const QuantizedActivations&
     case WeightType::kF16:
     case WeightType::kBF16: break;
 #endif
-    case WeightType::kQ8_0: return StreamRowsInt8<DecodeQ8_0>(w, xq, n, r0, r1, y);
-    case WeightType::kQ4_0: return StreamRowsInt8<DecodeQ4_0>(w, xq, n, r0, r1, y);
-    case WeightType::kQ4_1: return StreamRowsInt8<DecodeQ4_1>(w, xq, n, r0, r1, y);
-    case WeightType::kQ5_0: return StreamRowsInt8<DecodeQ5_0>(w, xq, n, r0, r1, y);
-    case WeightType::kQ5_1: return StreamRowsInt8<DecodeQ5_1>(w, xq, n, r0, r1, y);
-    case WeightType::kIQ4_NL: return StreamRowsInt8<DecodeIQ4_NL>(w, xq, n, r0, r1, y);
-    case WeightType::kQ2_K: return StreamRowsInt8<DecodeQ2_K>(w, xq, n, r0, r1, y);
-    case WeightType::kQ3_K: return StreamRowsInt8<DecodeQ3_K>(w, xq, n, r0, r1, y);
-    case WeightType::kQ4_K: return StreamRowsInt8<DecodeQ4_K>(w, xq, n, r0, r1, y);
-    case WeightType::kQ5_K: return StreamRowsInt8<DecodeQ5_K>(w, xq, n, r0, r1, y);
-    case WeightType::kQ6_K: return StreamRowsInt8<DecodeQ6_K>(w, xq, n, r0, r1, y);
+    default:
+      if (VisitDecoder(w.type, [&](auto d) { StreamRowsInt8<decltype(d)>(w, xq, n, r0, r1, y); })) return;
+      break;
   }
 #endif
   StreamRowsGeneric(w, x, xq.blocks, n, r0, r1, y);

@@ -21,6 +21,13 @@
 #define RS_HAVE_AVX512_VNNI 0
 #endif
 
+// AMX tiles are compiled into the avx512-amx kernel set only (kernels/cpu/CMakeLists.txt).
+#if RS_HAVE_AVX512_VNNI && defined(__AMX_TILE__) && defined(__AMX_INT8__)
+#define RS_HAVE_AMX_INT8 1
+#else
+#define RS_HAVE_AMX_INT8 0
+#endif
+
 #if RS_HAVE_AVX2
 namespace radixserve::kernels::simd {
 // Horizontal sum of 8 floats.

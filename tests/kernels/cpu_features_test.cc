@@ -107,12 +107,13 @@ TEST(Blas, RunsTheCoreTypeChosenForThisCpu) {
   const std::string info = SystemInfo();
   EXPECT_NE(info.find("gemm: OpenBLAS"), std::string::npos) << info;
   EXPECT_NE(info.find(std::string("kernels: ") + ActiveKernelSet()), std::string::npos) << info;
-  // The quantised prefill path follows the kernel set: VNNI's int8 GEMM, AVX2's (also in the
-  // avx512 set, which has no VNNI), or the scalar set's streamed rows.
+  // The quantised prefill path follows the kernel set: AMX tiles, VNNI's int8 GEMM, AVX2's (also
+  // in the avx512 set, which has no VNNI), or the scalar set's streamed rows.
   const std::string set = ActiveKernelSet();
-  const char* prefill = set == "avx512-vnni" ? "quantised prefill: int8 VNNI GEMM"
-                        : set == "scalar"    ? "quantised prefill: int8 dot products streamed per row"
-                                             : "quantised prefill: int8 AVX2 GEMM (maddubs)";
+  const char* prefill = set == "avx512-amx"    ? "quantised prefill: int8 AMX tiles (TDPBSUD)"
+                        : set == "avx512-vnni" ? "quantised prefill: int8 VNNI GEMM"
+                        : set == "scalar"      ? "quantised prefill: int8 dot products streamed per row"
+                                               : "quantised prefill: int8 AVX2 GEMM (maddubs)";
   EXPECT_NE(info.find(prefill), std::string::npos) << info;
   // A small product through the loaded library: C = A * B^T.
   const float a[2 * 3] = {1, 2, 3, 4, 5, 6}, b[2 * 3] = {1, 0, 1, 0, 1, 0};
@@ -126,7 +127,7 @@ TEST(Blas, RunsTheCoreTypeChosenForThisCpu) {
 
 TEST(KernelSets, TheBestSetThisCpuRunsIsChosenAndLowerOnesCanBe) {
   const std::vector<std::string> all = KernelSetNames();
-  ASSERT_EQ(all, (std::vector<std::string>{"scalar", "avx2", "avx512", "avx512-vnni"}));
+  ASSERT_EQ(all, (std::vector<std::string>{"scalar", "avx2", "avx512", "avx512-vnni", "avx512-amx"}));
   const std::vector<std::string> runnable = RunnableKernelSets();
   ASSERT_FALSE(runnable.empty());
   EXPECT_EQ(runnable.front(), "scalar");  // the portable fallback runs anywhere
@@ -135,10 +136,18 @@ TEST(KernelSets, TheBestSetThisCpuRunsIsChosenAndLowerOnesCanBe) {
   EXPECT_EQ(std::count(runnable.begin(), runnable.end(), "avx2"), avx2 ? 1 : 0);
   EXPECT_EQ(std::count(runnable.begin(), runnable.end(), "avx512"), avx2 && f.avx512() ? 1 : 0);
   EXPECT_EQ(std::count(runnable.begin(), runnable.end(), "avx512-vnni"), avx2 && f.avx512() && f.avx512_vnni ? 1 : 0);
+  // AMX also needs Linux's grant of the tile state, which a CPU with the flags gets from any
+  // kernel since 5.16.
+  EXPECT_EQ(AmxTilesPermitted(), f.amx_tile && f.amx_int8);
+  EXPECT_EQ(std::count(runnable.begin(), runnable.end(), "avx512-amx"),
+            avx2 && f.avx512() && f.avx512_vnni && f.amx_tile && f.amx_int8 ? 1 : 0);
   const char* forced = std::getenv("RADIXSERVE_KERNELS");
   EXPECT_EQ(ActiveKernelSet(), forced && *forced ? std::string(forced) : runnable.back());
   const std::string before = ActiveKernelSet();
-  EXPECT_EQ(UseKernelSet("sse9").code(), StatusCode::kInvalidArgument);
+  const Status unknown = UseKernelSet("sse9");
+  EXPECT_EQ(unknown.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(unknown.message().find("scalar, avx2, avx512, avx512-vnni, avx512-amx"), std::string::npos)
+      << unknown.message();
   EXPECT_EQ(ActiveKernelSet(), before);
   ASSERT_TRUE(UseKernelSet("scalar").ok());
   EXPECT_STREQ(ActiveKernelSet(), "scalar");
