@@ -24,8 +24,11 @@ struct QuantizedBatch {
 };
 int64_t QuantizedBatchBytes(int64_t n, int64_t cols);
 // Quantises tokens [t0, t1) of x into buffer (QuantizedBatchBytes(n, cols)); disjoint ranges may
-// run in parallel. Returns the whole batch's view of the buffer.
-QuantizedBatch QuantizeBatch(const float* x, int64_t n, int64_t cols, void* buffer, int64_t t0, int64_t t1);
+// run in parallel. Returns the whole batch's view of the buffer. group_blocks: blocks of 32 under
+// one scale (1, or 8 for K-quant weights, as the streamed kernels quantise them: see
+// QuantizeActivations).
+QuantizedBatch QuantizeBatch(const float* x, int64_t n, int64_t cols, void* buffer, int64_t t0, int64_t t1,
+                             int group_blocks = 1);
 
 // Bytes of the unpacked weights GemmInt8Rows works on (two 16-row tiles of kPackedBlockBytes per
 // block of 32 columns).

@@ -148,6 +148,9 @@ void RopeNeox(float* x, int num_heads, int head_dim, int rot_dim, const float* c
 }
 void GeluMul(const float* gate, const float* up, float* out, int64_t n) { K().gelu_mul(gate, up, out, n); }
 void QuantizeRowQ8_0(const float* x, BlockQ8_0* y, int64_t n) { K().quantize_row_q8_0(x, y, n); }
+void QuantizeRowQ8Shared(const float* x, BlockQ8_0* y, int64_t n, int group) {
+  K().quantize_row_q8_shared(x, y, n, group);
+}
 void DequantizeRowQ8_0(const BlockQ8_0* x, float* y, int64_t n) { K().dequantize_row_q8_0(x, y, n); }
 float DotQ8_0(const BlockQ8_0* a, const BlockQ8_0* b, int64_t n) { return K().dot_q8_0(a, b, n); }
 void AttendSlots(const float* q, int group, const KvLayerView& kv, int kv_head, const int32_t* slots, int64_t n_keys,

@@ -48,6 +48,7 @@ struct KernelTable {
   void (*rope_neox)(float*, int, int, int, const float*);
   void (*gelu_mul)(const float*, const float*, float*, int64_t);
   void (*quantize_row_q8_0)(const float*, BlockQ8_0*, int64_t);
+  void (*quantize_row_q8_shared)(const float*, BlockQ8_0*, int64_t, int);
   void (*dequantize_row_q8_0)(const BlockQ8_0*, float*, int64_t);
   float (*dot_q8_0)(const BlockQ8_0*, const BlockQ8_0*, int64_t);
   void (*attend_slots)(const float*, int, const KvLayerView&, int, const int32_t*, int64_t, int, float, float*,

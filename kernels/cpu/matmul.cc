@@ -45,14 +45,15 @@ void SetBlasThreads(int n) { GetBlas().SetThreads(n); }
 namespace {
 // The parts of a QuantizedActivations buffer, each 64-byte aligned.
 struct ActivationLayout {
-  int64_t quarter_sums, values, lane_scales, total;
+  int64_t quarter_sums, values, lane_scales, sums16, total;
   ActivationLayout(int64_t n, int64_t cols) {
     auto up = [](int64_t v) { return (v + 63) / 64 * 64; };
     const int64_t nb = n * (cols / kQ8BlockSize);
     quarter_sums = up(nb * static_cast<int64_t>(sizeof(BlockQ8_0)));
     values = quarter_sums + up(nb * 8 * 4);
     lane_scales = values + up(n * cols);
-    total = lane_scales + up(nb * 8 * 4);
+    sums16 = lane_scales + up(nb * 8 * 4);
+    total = sums16 + up(n * (cols / 16) * 2);
   }
 };
 }  // namespace
@@ -72,7 +73,8 @@ struct BatchLayout {
 
 int64_t QuantizedBatchBytes(int64_t n, int64_t cols) { return BatchLayout(n, cols).total; }
 
-QuantizedBatch QuantizeBatch(const float* x, int64_t n, int64_t cols, void* buffer, int64_t t0, int64_t t1) {
+QuantizedBatch QuantizeBatch(const float* x, int64_t n, int64_t cols, void* buffer, int64_t t0, int64_t t1,
+                             int group_blocks) {
   const BatchLayout layout(n, cols);
   auto* base = static_cast<uint8_t*>(buffer);
   auto* q = reinterpret_cast<int8_t*>(base);
@@ -83,7 +85,7 @@ QuantizedBatch QuantizeBatch(const float* x, int64_t n, int64_t cols, void* buff
   for (int64_t t = t0; t < t1; ++t)
     for (int64_t b0 = 0; b0 < nb; b0 += 16) {
       const int64_t count = std::min<int64_t>(16, nb - b0);
-      QuantizeRowQ8_0(x + t * cols + b0 * kQ8BlockSize, blocks, count * kQ8BlockSize);
+      QuantizeRowQ8Shared(x + t * cols + b0 * kQ8BlockSize, blocks, count * kQ8BlockSize, group_blocks);
       for (int64_t i = 0; i < count; ++i) {
         const int64_t at = (b0 + i) * n + t;  // block-major
         std::copy_n(blocks[i].qs, kQ8BlockSize, q + at * kQ8BlockSize);
@@ -99,15 +101,16 @@ QuantizedBatch QuantizeBatch(const float* x, int64_t n, int64_t cols, void* buff
 
 int64_t QuantizedActivationsBytes(int64_t n, int64_t cols) { return ActivationLayout(n, cols).total; }
 
-QuantizedActivations QuantizeActivations(const float* x, int64_t n, int64_t cols, void* buffer) {
+QuantizedActivations QuantizeActivations(const float* x, int64_t n, int64_t cols, void* buffer, int group_blocks) {
   const ActivationLayout layout(n, cols);
   auto* base = static_cast<uint8_t*>(buffer);
   auto* blocks = reinterpret_cast<BlockQ8_0*>(base);
   auto* sums = reinterpret_cast<float*>(base + layout.quarter_sums);
   auto* values = reinterpret_cast<int8_t*>(base + layout.values);
   auto* lane_scales = reinterpret_cast<float*>(base + layout.lane_scales);
+  auto* sums16 = reinterpret_cast<int16_t*>(base + layout.sums16);
   const int64_t nb = cols / kQ8BlockSize;
-  for (int64_t t = 0; t < n; ++t) QuantizeRowQ8_0(x + t * cols, blocks + t * nb, cols);
+  for (int64_t t = 0; t < n; ++t) QuantizeRowQ8Shared(x + t * cols, blocks + t * nb, cols, group_blocks);
   for (int64_t b = 0; b < n * nb; ++b) {
     int s0 = 0, s1 = 0;
     for (int i = 0; i < 16; ++i) s0 += blocks[b].qs[i], s1 += blocks[b].qs[i + 16];
@@ -116,8 +119,10 @@ QuantizedActivations QuantizeActivations(const float* x, int64_t n, int64_t cols
     for (int i = 0; i < 8; ++i) lane_scales[8 * b + i] = d;
     for (int i = 0; i < 4; ++i) sums[8 * b + i] = d * 0.25f * static_cast<float>(s0);
     for (int i = 4; i < 8; ++i) sums[8 * b + i] = d * 0.25f * static_cast<float>(s1);
+    sums16[2 * b] = static_cast<int16_t>(s0);
+    sums16[2 * b + 1] = static_cast<int16_t>(s1);
   }
-  return {blocks, sums, values, lane_scales};
+  return {blocks, sums, values, lane_scales, sums16, group_blocks};
 }
 
 void DequantizeRows(const WeightView& w, int64_t row_begin, int64_t row_end, float* out) {
@@ -171,8 +176,14 @@ void MatMulShared(std::span<const MatMulOutput> outputs, const float* x, int64_t
   bool any_streamed_blocks = false;
   for (size_t i = 0; i < num_out; ++i)
     any_streamed_blocks |= !IsFloatWeight(outputs[i].w->type) && streamed(*outputs[i].w);
+  // K-quant weights alone: one activation scale per super-block of 256 (their kernels then sum a
+  // super-block in integers); any other block type among the outputs keeps one per 32.
+  bool all_k_quants = cols % 256 == 0;
+  for (size_t i = 0; i < num_out; ++i)
+    all_k_quants &= IsFloatWeight(outputs[i].w->type) || GetWeightTypeInfo(outputs[i].w->type).block_elems == 256;
+  const int group_blocks = all_k_quants ? 8 : 1;
   if (any_streamed_blocks)
-    xq = QuantizeActivations(x, n, cols, scratch.Quantized(QuantizedActivationsBytes(n, cols)));
+    xq = QuantizeActivations(x, n, cols, scratch.Quantized(QuantizedActivationsBytes(n, cols)), group_blocks);
   // Large batches of block types: the int8 GEMM where the kernel set has one, x quantised once.
   bool any_int8 = false;
   for (size_t i = 0; i < num_out; ++i) any_int8 |= !stream && GemmInt8Supports(outputs[i].w->type);
@@ -181,7 +192,7 @@ void MatMulShared(std::span<const MatMulOutput> outputs, const float* x, int64_t
     void* buffer = scratch.Quantized(QuantizedBatchBytes(n, cols));
     constexpr int64_t kTokensPerTask = 32;
     pool.ParallelFor((n + kTokensPerTask - 1) / kTokensPerTask, [&](int64_t task, int) {
-      QuantizeBatch(x, n, cols, buffer, task * kTokensPerTask, std::min(n, (task + 1) * kTokensPerTask));
+      QuantizeBatch(x, n, cols, buffer, task * kTokensPerTask, std::min(n, (task + 1) * kTokensPerTask), group_blocks);
     });
     xb = QuantizeBatch(x, n, cols, buffer, 0, 0);
   }

@@ -1,6 +1,7 @@
 #include "kernels/cpu/matmul_stream.h"
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "kernels/cpu/convert.h"
@@ -351,16 +352,21 @@ struct FastPair<DecodeQ6_K> {
   static constexpr bool kHas = true;
   // Blocks j, j + 1 (j even; k = j % 4 is 0 or 2): low bits from the two 32-byte halves of the
   // half's ql (low nibbles for k = 0, high for k = 2), high bits 2k and 2k + 2 of the same qh.
-  static void Load(const DecodeQ6_K::Unit& u, int j, __m512i* q, __m512* scale, __m512* min) {
+  // q + 32 of blocks j, j + 1.
+  static __m512i Bytes(const BlockQ6_K* x, int j) {
     const int half = j / 4, k = j % 4;
-    const uint8_t* ql = u.x->ql + 64 * half;
+    const uint8_t* ql = x->ql + 64 * half;
     const __m512i lows = _mm512_and_si512(
         _mm512_srl_epi16(_mm512_loadu_si512(ql), _mm_cvtsi32_si128(k < 2 ? 0 : 4)), _mm512_set1_epi8(0x0f));
-    const __m512i h = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(u.x->qh + 32 * half)));
+    const __m512i h = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x->qh + 32 * half)));
     const __m512i shifts = _mm512_inserti64x4(_mm512_set1_epi16(static_cast<int16_t>(2 * k)),
                                               _mm256_set1_epi16(static_cast<int16_t>(2 * k + 2)), 1);
     const __m512i highs = _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(h, shifts), _mm512_set1_epi8(3)), 4);
-    *q = _mm512_or_si512(lows, highs);  // q + 32
+    return _mm512_or_si512(lows, highs);
+  }
+  static void Load(const DecodeQ6_K::Unit& u, int j, __m512i* q, __m512* scale, __m512* min) {
+    const int half = j / 4, k = j % 4;
+    *q = Bytes(u.x, j);
     const __m128 four = _mm_loadu_ps(u.scale + 8 * half + 2 * k);
     *scale = _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3),
                                    _mm512_castps128_ps512(four));
@@ -451,6 +457,168 @@ inline void TileVnni(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qua
   if constexpr (NT > 3) RS_STORE(3)
 #undef RS_STORE
 }
+
+// K-quant super-blocks summed in integers (Q4_K, Q5_K, Q6_K against activations with one scale
+// per super-block: QuantizedActivations::group_blocks 8), as llama.cpp sums them against Q8_K:
+// per pair of blocks, vpmaddubsw (unsigned q by signed x, pairs in int16: at most 2 * 63 * 127)
+// then vpdpwssd by the int16 sub-block scales into int32; one float step per super-block, where
+// the minimums (Q4_K, Q5_K) or the offset 32 of Q6_K come back through x's integer sums of 16.
+template <class D>
+struct IntegerK {
+  static constexpr bool kHas = false;
+};
+// A super-block's scales for IntegerK: `sc` has the int16 scales in its lanes 0-7 (Q4_K/Q5_K, one
+// per block) or 0-15 (Q6_K, one per 16 values), repeated; `mn` the Q4_K/Q5_K minimums as int32,
+// `sc16` the Q6_K scales as 16 int16.
+struct IntegerScales {
+  __m512i sc;
+  __m256i mn, sc16;
+  float d, dmin;
+};
+inline IntegerScales K4Scales(const uint8_t* scales, uint16_t d, uint16_t dmin) {
+  uint32_t w[3];
+  std::memcpy(w, scales, 12);
+  const uint32_t low6 = 0x3f3f3f3f, low4 = 0x0f0f0f0f, low2 = 0x03030303;  // ScaleMinK4's fields
+  const uint32_t sc[2] = {w[0] & low6, (w[2] & low4) | (((w[0] >> 6) & low2) << 4)};
+  const uint32_t mn[2] = {w[1] & low6, ((w[2] >> 4) & low4) | (((w[1] >> 6) & low2) << 4)};
+  IntegerScales s;
+  s.sc = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sc))));
+  s.mn = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(mn)));
+  s.sc16 = _mm256_setzero_si256();
+  s.d = Fp16ToFp32(d);
+  s.dmin = Fp16ToFp32(dmin);
+  return s;
+}
+// Pair p's int16 lanes 0-15 take block 2p's scale, 16-31 block 2p + 1's.
+inline __m512i K4PairIndex(int p) {
+  return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi16(static_cast<int16_t>(2 * p))),
+                            _mm256_set1_epi16(static_cast<int16_t>(2 * p + 1)), 1);
+}
+template <>
+struct IntegerK<DecodeQ4_K> {
+  static constexpr bool kHas = true, kMins = true;
+  using Block = BlockQ4_K;
+  static IntegerScales Scales(const Block* x) { return K4Scales(x->scales, x->d, x->dmin); }
+  static __m512i Index(int p) { return K4PairIndex(p); }
+  static __m512i Bytes(const Block* x, int p) {
+    return NibblePlanes(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x->qs + 32 * p)));
+  }
+};
+template <>
+struct IntegerK<DecodeQ5_K> {
+  static constexpr bool kHas = true, kMins = true;
+  using Block = BlockQ5_K;
+  static IntegerScales Scales(const Block* x) { return K4Scales(x->scales, x->d, x->dmin); }
+  static __m512i Index(int p) { return K4PairIndex(p); }
+  // Blocks 2p, 2p + 1: the nibbles of 32 bytes, fifth bits 2p and 2p + 1 of qh.
+  static __m512i Bytes(const Block* x, int p) {
+    const __m512i lows = NibblePlanes(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x->qs + 32 * p)));
+    const __m512i h = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x->qh)));
+    const __m512i shifts = _mm512_inserti64x4(_mm512_set1_epi16(static_cast<int16_t>(2 * p)),
+                                              _mm256_set1_epi16(static_cast<int16_t>(2 * p + 1)), 1);
+    const __m512i highs = _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(h, shifts), _mm512_set1_epi8(1)), 4);
+    return _mm512_or_si512(lows, highs);
+  }
+};
+template <>
+struct IntegerK<DecodeQ6_K> {
+  static constexpr bool kHas = true, kMins = false;
+  using Block = BlockQ6_K;
+  static IntegerScales Scales(const Block* x) {
+    IntegerScales s;
+    s.sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x->scales)));
+    s.sc = _mm512_broadcast_i64x4(s.sc16);
+    s.mn = _mm256_setzero_si256();
+    s.d = Fp16ToFp32(x->d);
+    s.dmin = 0.0f;
+    return s;
+  }
+  // Pair p's 4 groups of 16 values, 8 int16 lanes each: scales 4p .. 4p + 3.
+  static __m512i Index(int p) {
+    const int16_t i = static_cast<int16_t>(4 * p);
+    return _mm512_inserti64x4(
+        _mm512_castsi256_si512(_mm256_set_m128i(_mm_set1_epi16(static_cast<int16_t>(i + 1)), _mm_set1_epi16(i))),
+        _mm256_set_m128i(_mm_set1_epi16(static_cast<int16_t>(i + 3)), _mm_set1_epi16(static_cast<int16_t>(i + 2))), 1);
+  }
+  static __m512i Bytes(const Block* x, int p) { return FastPair<DecodeQ6_K>::Bytes(x, 2 * p); }  // q + 32
+};
+
+// 2 weight rows x NT (1..4) tokens over whole super-blocks; the contract of TileInt8.
+template <class D, int NT>
+inline void TileVnniK(const uint8_t* w0, const uint8_t* w1, int64_t nb, const QuantizedActivations& xq, float* y,
+                      int64_t rows) {
+  using K = IntegerK<D>;
+  using Block = typename K::Block;
+  const int64_t cols = nb * 32, lanes = nb * 8, sums = cols / 16;
+  const Block* r0 = reinterpret_cast<const Block*>(w0);
+  const Block* r1 = reinterpret_cast<const Block*>(w1);
+  __m512 a00 = _mm512_setzero_ps(), a10 = a00, a01 = a00, a11 = a00, a02 = a00, a12 = a00, a03 = a00, a13 = a00;
+  for (int64_t sb = 0; sb < nb / 8; ++sb) {
+    if constexpr (NT <= 2) {  // few tokens: memory-bound; prefetch each row ahead
+      for (int line = 0; line < kPrefetchLines<D>; ++line) {
+        _mm_prefetch(reinterpret_cast<const char*>(r0 + sb) + kPrefetchAhead + 64 * line, _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(r1 + sb) + kPrefetchAhead + 64 * line, _MM_HINT_T0);
+      }
+    }
+    const IntegerScales s0 = K::Scales(r0 + sb), s1 = K::Scales(r1 + sb);
+    __m512i i00 = _mm512_setzero_si512(), i10 = i00, i01 = i00, i11 = i00, i02 = i00, i12 = i00, i03 = i00, i13 = i00;
+#pragma GCC unroll 4
+    for (int p = 0; p < 4; ++p) {
+      const __m512i q0 = K::Bytes(r0 + sb, p), q1 = K::Bytes(r1 + sb, p);
+      const __m512i idx = K::Index(p);
+      const __m512i c0 = _mm512_permutexvar_epi16(idx, s0.sc), c1 = _mm512_permutexvar_epi16(idx, s1.sc);
+      const int64_t at = 32 * (8 * sb + 2 * p);
+#define RS_TOKEN_DOT(J)                                                          \
+  {                                                                              \
+    const __m512i qx = _mm512_loadu_si512(xq.values + J * cols + at);            \
+    i0##J = _mm512_dpwssd_epi32(i0##J, _mm512_maddubs_epi16(q0, qx), c0);        \
+    i1##J = _mm512_dpwssd_epi32(i1##J, _mm512_maddubs_epi16(q1, qx), c1);        \
+  }
+      RS_TOKEN_DOT(0)
+      if constexpr (NT > 1) RS_TOKEN_DOT(1)
+      if constexpr (NT > 2) RS_TOKEN_DOT(2)
+      if constexpr (NT > 3) RS_TOKEN_DOT(3)
+#undef RS_TOKEN_DOT
+    }
+    // The super-block's float step per token: its integer sum times d * dx, and the minimums
+    // (times x's block sums) or Q6_K's offset (32 times the scaled sums of 16) taken back.
+#define RS_TOKEN_SUM(J)                                                                                      \
+  {                                                                                                          \
+    const float dx = xq.lane_scales[J * lanes + 64 * sb];                                                    \
+    const __m256i x16 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq.sums16 + J * sums + 16 * sb)); \
+    if constexpr (K::kMins) {                                                                                \
+      const __m256i x32 = _mm256_madd_epi16(x16, _mm256_set1_epi16(1));                                      \
+      const __m512 m0 = _mm512_cvtepi32_ps(_mm512_zextsi256_si512(_mm256_mullo_epi32(s0.mn, x32)));          \
+      const __m512 m1 = _mm512_cvtepi32_ps(_mm512_zextsi256_si512(_mm256_mullo_epi32(s1.mn, x32)));          \
+      a0##J = _mm512_fmadd_ps(_mm512_cvtepi32_ps(i0##J), _mm512_set1_ps(s0.d * dx), a0##J);                  \
+      a1##J = _mm512_fmadd_ps(_mm512_cvtepi32_ps(i1##J), _mm512_set1_ps(s1.d * dx), a1##J);                  \
+      a0##J = _mm512_fmadd_ps(m0, _mm512_set1_ps(-s0.dmin * dx), a0##J);                                     \
+      a1##J = _mm512_fmadd_ps(m1, _mm512_set1_ps(-s1.dmin * dx), a1##J);                                     \
+    } else {                                                                                                 \
+      const __m512i o0 = _mm512_zextsi256_si512(_mm256_slli_epi32(_mm256_madd_epi16(s0.sc16, x16), 5));      \
+      const __m512i o1 = _mm512_zextsi256_si512(_mm256_slli_epi32(_mm256_madd_epi16(s1.sc16, x16), 5));      \
+      a0##J = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(i0##J, o0)), _mm512_set1_ps(s0.d * dx), a0##J); \
+      a1##J = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(i1##J, o1)), _mm512_set1_ps(s1.d * dx), a1##J); \
+    }                                                                                                        \
+  }
+    RS_TOKEN_SUM(0)
+    if constexpr (NT > 1) RS_TOKEN_SUM(1)
+    if constexpr (NT > 2) RS_TOKEN_SUM(2)
+    if constexpr (NT > 3) RS_TOKEN_SUM(3)
+#undef RS_TOKEN_SUM
+  }
+#define RS_STORE(J)                                   \
+  {                                                   \
+    float* yt = y + J * rows;                         \
+    yt[0] = _mm512_reduce_add_ps(a0##J);              \
+    yt[1] = _mm512_reduce_add_ps(a1##J);              \
+  }
+  RS_STORE(0)
+  if constexpr (NT > 1) RS_STORE(1)
+  if constexpr (NT > 2) RS_STORE(2)
+  if constexpr (NT > 3) RS_STORE(3)
+#undef RS_STORE
+}
 #endif  // RS_HAVE_AVX512_VNNI
 
 template <class D>
@@ -469,7 +637,20 @@ void StreamRowsInt8(const WeightView& w, const QuantizedActivations& xq, int64_t
       const int64_t stride = pair ? w.rows : 2;
       const QuantizedActivations xt = xq.From(t, w.cols);
 #if RS_HAVE_AVX512_VNNI
-      if (nb % 2 == 0) {
+      bool done = false;
+      if constexpr (IntegerK<D>::kHas) {
+        if (xq.group_blocks == 8) {
+          switch (nt) {
+            case 4: TileVnniK<D, 4>(w0, w1, nb, xt, out, stride); break;
+            case 3: TileVnniK<D, 3>(w0, w1, nb, xt, out, stride); break;
+            case 2: TileVnniK<D, 2>(w0, w1, nb, xt, out, stride); break;
+            default: TileVnniK<D, 1>(w0, w1, nb, xt, out, stride); break;
+          }
+          done = true;
+        }
+      }
+      if (done) {
+      } else if (nb % 2 == 0) {
         switch (nt) {
           case 4: TileVnni<D, 4>(w0, w1, nb, xt, out, stride); break;
           case 3: TileVnni<D, 3>(w0, w1, nb, xt, out, stride); break;

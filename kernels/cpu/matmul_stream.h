@@ -18,22 +18,28 @@ namespace radixserve::kernels {
 // of a dot product (4 values each): lanes 0-3 hold d * sum(q[0..16)) / 4, lanes 4-7
 // d * sum(q[16..32)) / 4 (a weight w = s * q + m then adds m times the sum of its lanes).
 // `values` and `lane_scales` repeat the blocks' bytes and scales (d in all 8 lanes of a block) for
-// kernels that read two blocks in one 512-bit load.
+// kernels that read two blocks in one 512-bit load. With group_blocks 8 (the weights are K-quants)
+// a super-block's 8 blocks share one scale, and sums16 holds the integer sums of each 16 values,
+// so that the K-quant kernels can take minimums and offsets back in integers.
 struct QuantizedActivations {
   const BlockQ8_0* blocks = nullptr;    // [n][cols / 32]
   const float* quarter_sums = nullptr;  // [n][cols / 32][8]
   const int8_t* values = nullptr;       // [n][cols]
   const float* lane_scales = nullptr;   // [n][cols / 32][8]
+  const int16_t* sums16 = nullptr;      // [n][cols / 16]
+  int group_blocks = 1;                 // blocks of 32 under one scale: 1, or 8
   // The same activations from token t on.
   QuantizedActivations From(int64_t t, int64_t cols) const {
     const int64_t nb = cols / 32;
-    return {blocks + t * nb, quarter_sums + t * nb * 8, values + t * cols, lane_scales + t * nb * 8};
+    return {blocks + t * nb, quarter_sums + t * nb * 8, values + t * cols, lane_scales + t * nb * 8,
+            sums16 + t * (cols / 16), group_blocks};
   }
 };
 // Bytes of the buffer QuantizeActivations needs for n rows of cols values.
 int64_t QuantizedActivationsBytes(int64_t n, int64_t cols);
-// Quantises x [n][cols] into `buffer` (QuantizedActivationsBytes; kernels load it unaligned).
-QuantizedActivations QuantizeActivations(const float* x, int64_t n, int64_t cols, void* buffer);
+// Quantises x [n][cols] into `buffer` (QuantizedActivationsBytes; kernels load it unaligned), with
+// one scale per group_blocks blocks of 32 (1, or 8 where cols is a multiple of 256).
+QuantizedActivations QuantizeActivations(const float* x, int64_t n, int64_t cols, void* buffer, int group_blocks = 1);
 
 RS_KERNELS_BEGIN
 namespace internal {

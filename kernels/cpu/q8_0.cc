@@ -10,37 +10,54 @@ RS_KERNELS_BEGIN
 
 
 
-void QuantizeRowQ8_0(const float* x, BlockQ8_0* y, int64_t n) {
+void QuantizeRowQ8Shared(const float* x, BlockQ8_0* y, int64_t n, int group) {
+  const int64_t nb = n / kQ8BlockSize;
 #if RS_HAVE_AVX2
   const __m256 sign_mask = _mm256_set1_ps(-0.0f);
-  for (int64_t b = 0; b < n / kQ8BlockSize; ++b) {
-    const float* xb = x + b * kQ8BlockSize;
-    __m256 v0 = _mm256_loadu_ps(xb), v1 = _mm256_loadu_ps(xb + 8);
-    __m256 v2 = _mm256_loadu_ps(xb + 16), v3 = _mm256_loadu_ps(xb + 24);
-    __m256 amax = _mm256_max_ps(_mm256_max_ps(_mm256_andnot_ps(sign_mask, v0), _mm256_andnot_ps(sign_mask, v1)),
-                                _mm256_max_ps(_mm256_andnot_ps(sign_mask, v2), _mm256_andnot_ps(sign_mask, v3)));
+  for (int64_t g = 0; g < nb; g += group) {
+    __m256 amax = _mm256_setzero_ps();
+    for (int64_t b = g; b < g + group; ++b)
+      for (int i = 0; i < kQ8BlockSize; i += 8)
+        amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign_mask, _mm256_loadu_ps(x + b * kQ8BlockSize + i)));
     __m128 m4 = _mm_max_ps(_mm256_extractf128_ps(amax, 1), _mm256_castps256_ps128(amax));
     m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
     m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
     const float d = _mm_cvtss_f32(m4) / 127.0f;
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    y[b].d = Fp32ToFp16(d);
+    const uint16_t d16 = Fp32ToFp16(d);
     const __m256 mul = _mm256_set1_ps(id);
-    __m256i i0 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v0, mul), _MM_FROUND_TO_NEAREST_INT));
-    __m256i i1 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v1, mul), _MM_FROUND_TO_NEAREST_INT));
-    __m256i i2 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v2, mul), _MM_FROUND_TO_NEAREST_INT));
-    __m256i i3 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v3, mul), _MM_FROUND_TO_NEAREST_INT));
-    // Pack 32-bit -> 16-bit -> 8-bit; packs interleave 128-bit lanes, undone by the permute.
-    i0 = _mm256_packs_epi32(i0, i1);
-    i2 = _mm256_packs_epi32(i2, i3);
-    i0 = _mm256_packs_epi16(i0, i2);
-    i0 = _mm256_permutevar8x32_epi32(i0, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y[b].qs), i0);
+    for (int64_t b = g; b < g + group; ++b) {
+      const float* xb = x + b * kQ8BlockSize;
+      y[b].d = d16;
+      __m256i i0 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(_mm256_loadu_ps(xb), mul), _MM_FROUND_TO_NEAREST_INT));
+      __m256i i1 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(_mm256_loadu_ps(xb + 8), mul), _MM_FROUND_TO_NEAREST_INT));
+      __m256i i2 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(_mm256_loadu_ps(xb + 16), mul), _MM_FROUND_TO_NEAREST_INT));
+      __m256i i3 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(_mm256_loadu_ps(xb + 24), mul), _MM_FROUND_TO_NEAREST_INT));
+      // Pack 32-bit -> 16-bit -> 8-bit; packs interleave 128-bit lanes, undone by the permute.
+      i0 = _mm256_packs_epi32(i0, i1);
+      i2 = _mm256_packs_epi32(i2, i3);
+      i0 = _mm256_packs_epi16(i0, i2);
+      i0 = _mm256_permutevar8x32_epi32(i0, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(y[b].qs), i0);
+    }
   }
 #else
-  ref::QuantizeRowQ8_0(x, y, n);
+  if (group == 1) return ref::QuantizeRowQ8_0(x, y, n);
+  for (int64_t g = 0; g < nb; g += group) {
+    float amax = 0.0f;
+    for (int64_t i = g * kQ8BlockSize; i < (g + group) * kQ8BlockSize; ++i) amax = std::fmax(amax, std::fabs(x[i]));
+    const float d = amax / 127.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    for (int64_t b = g; b < g + group; ++b) {
+      y[b].d = Fp32ToFp16(d);
+      for (int i = 0; i < kQ8BlockSize; ++i)
+        y[b].qs[i] = static_cast<int8_t>(std::nearbyint(x[b * kQ8BlockSize + i] * id));
+    }
+  }
 #endif
 }
+
+void QuantizeRowQ8_0(const float* x, BlockQ8_0* y, int64_t n) { QuantizeRowQ8Shared(x, y, n, 1); }
 
 void DequantizeRowQ8_0(const BlockQ8_0* x, float* y, int64_t n) {
   for (int64_t b = 0; b < n / kQ8BlockSize; ++b) {

@@ -21,6 +21,10 @@ static_assert(sizeof(BlockQ8_0) == 34, "Q8_0 block must be 34 bytes as in GGUF")
 RS_KERNELS_BEGIN
 // n must be a multiple of 32.
 void QuantizeRowQ8_0(const float* x, BlockQ8_0* y, int64_t n);
+// QuantizeRowQ8_0 with one scale for each run of `group` blocks (n a multiple of 32 * group): the
+// run's largest |x| / 127. For the activations of K-quant weights (group 8: one scale per 256
+// values, as llama.cpp's Q8_K), so that their kernels can sum a whole super-block in integers.
+void QuantizeRowQ8Shared(const float* x, BlockQ8_0* y, int64_t n, int group);
 void DequantizeRowQ8_0(const BlockQ8_0* x, float* y, int64_t n);
 // Sum over n values of a[i]*b[i], both Q8_0 (n multiple of 32).
 float DotQ8_0(const BlockQ8_0* a, const BlockQ8_0* b, int64_t n);

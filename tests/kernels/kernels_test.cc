@@ -246,25 +246,33 @@ TEST_P(MatMulTest, MatchesDoubleReferenceOnDequantizedWeights) {
   // Block types quantise the activations (Q8_0) at every batch size, for the streamed int8 dot
   // products or the int8 GEMM: allow for that error.
   const bool quantized_x = !IsFloatWeight(type);
+  // Activations share one scale per 32 values, or per super-block of 256 for the K-quants.
+  const int64_t group = GetWeightTypeInfo(type).block_elems == 256 ? 256 : 32;
   for (int64_t t = 0; t < n; ++t)
     for (int64_t r = 0; r < rows; ++r) {
-      double want = 0, mag = 0;
+      double want = 0, mag = 0, x_err = 0;
       for (int64_t k = 0; k < cols; ++k) {
         want += double(deq[r * cols + k]) * x[t * cols + k];
         mag += std::abs(double(deq[r * cols + k]) * x[t * cols + k]);
       }
-      // Against a float64 sum of the dequantised weights: F32 accumulation in any order is within
-      // cols * u * mag (cols <= 768: 4.6e-5 worst case, sqrt(cols)*u ~ 1.7e-6 typical), so 1e-5 * mag;
-      // with x quantised to Q8_0 each activation moves by up to 1/254 of its block's largest value,
-      // so the error is bounded by about mag / 254 per block-sum plus the scale's F16 rounding: 0.02 * mag.
-      const double tol = quantized_x ? 0.02 * mag : 1e-5 * mag + 1e-6;
+      // Quantised x: each value is d * round(x / d) with d = amax / 127 of its group rounded to F16,
+      // so it moves by at most d / 2 + 127 * |d - F16(d)| <= (0.5 + 127 * 2^-11) * amax / 127.
+      for (int64_t g = 0; quantized_x && g < cols; g += group) {
+        float amax = 0;
+        for (int64_t k = g; k < g + group; ++k) amax = std::max(amax, std::abs(x[t * cols + k]));
+        for (int64_t k = g; k < g + group; ++k) x_err += std::abs(double(deq[r * cols + k])) * 0.563 * amax / 127;
+      }
+      // F32 accumulation in any order is within cols * u * mag (cols <= 768: 4.6e-5 worst case,
+      // sqrt(cols) * u ~ 1.7e-6 typical) of a float64 sum: 1e-5 * mag.
+      const double tol = x_err + 1e-5 * mag + 1e-6;
       ASSERT_NEAR(y[t * rows + r], want, tol) << "token " << t << " row " << r;
     }
 }
 
 // The int8 GEMM (large batches) and the streamed int8 dot products (one token) see the same
-// Q8_0 activations and sum exact integer products per block; only the F32 sums of the scaled
-// block terms differ in order. A term is at most about (|w| + 4 max|w| of its block) * |x| summed
+// 8-bit activations (one scale per 32 values, or per 256 for the K-quants) and sum exact integer
+// products per block (the streamed K-quant kernels per super-block, scales applied in integers);
+// only the F32 sums of the scaled terms differ in order. A term is at most about (|w| + 4 max|w| of its block) * |x| summed
 // over the block (the offset form scales q + kOffset, the minimums carry the offset back), and 8
 // blocks in F32 err by under 2 * 10 * 2^-24 of their magnitude: bound 1e-5 of it. A saturating
 // int16 pair (maddubs on bytes over 128) would miss by a whole product pair, far outside it.
