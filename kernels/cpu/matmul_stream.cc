@@ -374,6 +374,17 @@ struct FastPair<DecodeQ6_K> {
   }
 };
 
+// The 2-row x NT-token VNNI tiles' results: row i of token J is the sum of accumulator aiJ's lanes.
+template <int NT>
+inline void StoreRowPairs(float* y, int64_t rows, __m512 a00, __m512 a10, __m512 a01, __m512 a11, __m512 a02,
+                          __m512 a12, __m512 a03, __m512 a13) {
+  const __m512 a[2][4] = {{a00, a01, a02, a03}, {a10, a11, a12, a13}};
+  for (int j = 0; j < NT; ++j) {
+    y[j * rows] = _mm512_reduce_add_ps(a[0][j]);
+    y[j * rows + 1] = _mm512_reduce_add_ps(a[1][j]);
+  }
+}
+
 // 2 weight rows x NT (1..4) tokens, nb even; the contract of TileInt8. The symmetric types'
 // offset is taken back in the integers (each dot product starts from -kOffset times the sums of
 // x's 4-byte groups, shared by both rows), so only the affine types add their minimums in floats.
@@ -445,17 +456,7 @@ inline void TileVnni(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qua
 #undef RS_TOKEN_DOT
     }
   }
-#define RS_STORE(J)                                   \
-  {                                                   \
-    float* yt = y + J * rows;                         \
-    yt[0] = _mm512_reduce_add_ps(a0##J);              \
-    yt[1] = _mm512_reduce_add_ps(a1##J);              \
-  }
-  RS_STORE(0)
-  if constexpr (NT > 1) RS_STORE(1)
-  if constexpr (NT > 2) RS_STORE(2)
-  if constexpr (NT > 3) RS_STORE(3)
-#undef RS_STORE
+  StoreRowPairs<NT>(y, rows, a00, a10, a01, a11, a02, a12, a03, a13);
 }
 
 // K-quant super-blocks summed in integers (Q4_K, Q5_K, Q6_K against activations with one scale
@@ -607,17 +608,7 @@ inline void TileVnniK(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qu
     if constexpr (NT > 3) RS_TOKEN_SUM(3)
 #undef RS_TOKEN_SUM
   }
-#define RS_STORE(J)                                   \
-  {                                                   \
-    float* yt = y + J * rows;                         \
-    yt[0] = _mm512_reduce_add_ps(a0##J);              \
-    yt[1] = _mm512_reduce_add_ps(a1##J);              \
-  }
-  RS_STORE(0)
-  if constexpr (NT > 1) RS_STORE(1)
-  if constexpr (NT > 2) RS_STORE(2)
-  if constexpr (NT > 3) RS_STORE(3)
-#undef RS_STORE
+  StoreRowPairs<NT>(y, rows, a00, a10, a01, a11, a02, a12, a03, a13);
 }
 #endif  // RS_HAVE_AVX512_VNNI
 
