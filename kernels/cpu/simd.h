@@ -22,7 +22,13 @@
 #endif
 
 // AMX tiles are compiled into the avx512-amx kernel set only (kernels/cpu/CMakeLists.txt).
-#if RS_HAVE_AVX512_VNNI && defined(__AMX_TILE__) && defined(__AMX_INT8__)
+// GCC spells the feature macros __AMX_TILE__/__AMX_INT8__, clang (14 at least) __AMXTILE__/__AMXINT8__.
+#if (defined(__AMX_TILE__) || defined(__AMXTILE__)) && (defined(__AMX_INT8__) || defined(__AMXINT8__))
+#define RS_COMPILER_HAS_AMX_INT8 1
+#else
+#define RS_COMPILER_HAS_AMX_INT8 0
+#endif
+#if RS_HAVE_AVX512_VNNI && RS_COMPILER_HAS_AMX_INT8
 #define RS_HAVE_AMX_INT8 1
 #else
 #define RS_HAVE_AMX_INT8 0
