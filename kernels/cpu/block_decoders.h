@@ -145,19 +145,26 @@ struct DecodeQ3_K : KQuant<BlockQ3_K> {
             HalfScales(u.scale[2 * j], u.scale[2 * j + 1]), _mm256_setzero_ps()};
   }
 };
-// The 8 six-bit scales and minimums of ScaleMinK4 at once: the same bit fields, taken from the
-// 12 bytes as three little-endian words (each mask keeps a field within its byte).
+// The 8 six-bit scales and 8 minimums of ScaleMinK4 (Q4_K, Q5_K) at once, as bytes: the same bit
+// fields, taken from the 12 bytes as three little-endian words (each mask keeps a field within
+// its byte).
+struct K4ScaleMins {
+  uint32_t sc[2], mn[2];  // sc bytes 0-7: the blocks' scales; mn: their minimums
+};
+inline K4ScaleMins UnpackK4ScaleMins(const uint8_t* scales) {
+  uint32_t w[3];
+  std::memcpy(w, scales, 12);
+  const uint32_t low6 = 0x3f3f3f3f, low4 = 0x0f0f0f0f, low2 = 0x03030303;
+  return {{w[0] & low6, (w[2] & low4) | (((w[0] >> 6) & low2) << 4)},
+          {w[1] & low6, ((w[2] >> 4) & low4) | (((w[1] >> 6) & low2) << 4)}};
+}
 template <typename Block>
 inline void PrepareK4(const uint8_t* row, int64_t u, SuperUnit<Block>* out) {
   out->x = reinterpret_cast<const Block*>(row) + u;
-  uint32_t w[3];
-  std::memcpy(w, out->x->scales, 12);
-  const uint32_t low6 = 0x3f3f3f3f, low4 = 0x0f0f0f0f, low2 = 0x03030303;
-  const uint32_t sc[2] = {w[0] & low6, (w[2] & low4) | (((w[0] >> 6) & low2) << 4)};
-  const uint32_t mn[2] = {w[1] & low6, ((w[2] >> 4) & low4) | (((w[1] >> 6) & low2) << 4)};
+  const K4ScaleMins k = UnpackK4ScaleMins(out->x->scales);
   const __m256 d = _mm256_set1_ps(Fp16ToFp32(out->x->d)), dmin = _mm256_set1_ps(-Fp16ToFp32(out->x->dmin));
-  const __m128i sc8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(sc));
-  const __m128i mn8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(mn));
+  const __m128i sc8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(k.sc));
+  const __m128i mn8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(k.mn));
   _mm256_storeu_ps(out->scale, _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sc8))));
   _mm256_storeu_ps(out->min, _mm256_mul_ps(dmin, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(mn8))));
 }
@@ -165,20 +172,26 @@ struct DecodeQ4_K : KQuant<BlockQ4_K> {
   static constexpr bool kSigned = false, kAffine = true;
   static constexpr int kOffset = 0, kMaxByte = 15;
   static void Prepare(const uint8_t* row, int64_t u, Unit* out) { PrepareK4(row, u, out); }
+  // Block j's 32 unsigned values.
+  static __m256i Values(const BlockQ4_K* x, int j) {
+    return Plane(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x->qs + 32 * (j / 2))), 4 * (j % 2), 0x0f);
+  }
   static Int8Block Load(const Unit& u, int j) {
-    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(u.x->qs + 32 * (j / 2)));
-    return {Plane(q, 4 * (j % 2), 0x0f), _mm256_set1_ps(u.scale[j]), _mm256_set1_ps(u.min[j])};
+    return {Values(u.x, j), _mm256_set1_ps(u.scale[j]), _mm256_set1_ps(u.min[j])};
   }
 };
 struct DecodeQ5_K : KQuant<BlockQ5_K> {
   static constexpr bool kSigned = false, kAffine = true;
   static constexpr int kOffset = 0, kMaxByte = 31;
   static void Prepare(const uint8_t* row, int64_t u, Unit* out) { PrepareK4(row, u, out); }
+  // Block j's 32 unsigned values: four bits from qs, the fifth from qh.
+  static __m256i Values(const BlockQ5_K* x, int j) {
+    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x->qs + 32 * (j / 2)));
+    const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x->qh));
+    return _mm256_or_si256(Plane(q, 4 * (j % 2), 0x0f), _mm256_slli_epi16(Plane(qh, j, 1), 4));
+  }
   static Int8Block Load(const Unit& u, int j) {
-    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(u.x->qs + 32 * (j / 2)));
-    const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(u.x->qh));
-    const __m256i v = _mm256_or_si256(Plane(q, 4 * (j % 2), 0x0f), _mm256_slli_epi16(Plane(qh, j, 1), 4));
-    return {v, _mm256_set1_ps(u.scale[j]), _mm256_set1_ps(u.min[j])};
+    return {Values(u.x, j), _mm256_set1_ps(u.scale[j]), _mm256_set1_ps(u.min[j])};
   }
 };
 struct DecodeQ6_K : KQuant<BlockQ6_K> {
@@ -191,13 +204,16 @@ struct DecodeQ6_K : KQuant<BlockQ6_K> {
     _mm256_storeu_ps(out->scale, _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(sc))));
     _mm256_storeu_ps(out->scale + 8, _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(sc, 8)))));
   }
-  static Int8Block Load(const Unit& u, int j) {
+  // Block j's 32 values plus 32 (unsigned, 0-63): four bits from ql, two from qh.
+  static __m256i Values(const BlockQ6_K* x, int j) {
     const int half = j / 4, k = j % 4;
-    const __m256i l = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(u.x->ql + 64 * half + 32 * (k % 2)));
-    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(u.x->qh + 32 * half));
-    const __m256i v = _mm256_or_si256(Plane(l, k < 2 ? 0 : 4, 0x0f), _mm256_slli_epi16(Plane(h, 2 * k, 3), 4));
-    const float* sc = u.scale + 8 * half + 2 * k;
-    return {_mm256_sub_epi8(v, _mm256_set1_epi8(32)), HalfScales(sc[0], sc[1]), _mm256_setzero_ps()};
+    const __m256i l = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x->ql + 64 * half + 32 * (k % 2)));
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x->qh + 32 * half));
+    return _mm256_or_si256(Plane(l, k < 2 ? 0 : 4, 0x0f), _mm256_slli_epi16(Plane(h, 2 * k, 3), 4));
+  }
+  static Int8Block Load(const Unit& u, int j) {
+    const float* sc = u.scale + 8 * (j / 4) + 2 * (j % 4);
+    return {_mm256_sub_epi8(Values(u.x, j), _mm256_set1_epi8(32)), HalfScales(sc[0], sc[1]), _mm256_setzero_ps()};
   }
 };
 

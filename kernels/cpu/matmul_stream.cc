@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/cpu/convert.h"
@@ -23,6 +24,17 @@ float* RowBuffer(int64_t floats) {
   thread_local std::vector<float> buffer;
   if (static_cast<int64_t>(buffer.size()) < floats) buffer.resize(floats);
   return buffer.data();
+}
+
+// Calls fn(std::integral_constant<int, nt>) for nt in 1..4: a tile's token count as a constant.
+template <class Fn>
+inline void ByTokens(int nt, Fn&& fn) {
+  switch (nt) {
+    case 4: return fn(std::integral_constant<int, 4>{});
+    case 3: return fn(std::integral_constant<int, 3>{});
+    case 2: return fn(std::integral_constant<int, 2>{});
+    default: return fn(std::integral_constant<int, 1>{});
+  }
 }
 
 // Fallback: one dot product per (row, token); block types other than Q8_0 are dequantised a
@@ -160,12 +172,8 @@ void RowAllTokensFloat(const uint8_t* w, int64_t cols, const float* x, int64_t n
   for (int64_t t = 0; t < n; t += 4) {
     const float* xt = x + t * cols;
     float* yt = y + t * rows;
-    switch (std::min<int64_t>(4, n - t)) {
-      case 4: RowFloat<kType, 4>(w, cols, xt, yt, rows); break;
-      case 3: RowFloat<kType, 3>(w, cols, xt, yt, rows); break;
-      case 2: RowFloat<kType, 2>(w, cols, xt, yt, rows); break;
-      default: RowFloat<kType, 1>(w, cols, xt, yt, rows); break;
-    }
+    ByTokens(static_cast<int>(std::min<int64_t>(4, n - t)),
+             [&](auto nt) { RowFloat<kType, decltype(nt)::value>(w, cols, xt, yt, rows); });
   }
 }
 
@@ -477,14 +485,10 @@ struct IntegerScales {
   float d, dmin;
 };
 inline IntegerScales K4Scales(const uint8_t* scales, uint16_t d, uint16_t dmin) {
-  uint32_t w[3];
-  std::memcpy(w, scales, 12);
-  const uint32_t low6 = 0x3f3f3f3f, low4 = 0x0f0f0f0f, low2 = 0x03030303;  // ScaleMinK4's fields
-  const uint32_t sc[2] = {w[0] & low6, (w[2] & low4) | (((w[0] >> 6) & low2) << 4)};
-  const uint32_t mn[2] = {w[1] & low6, ((w[2] >> 4) & low4) | (((w[1] >> 6) & low2) << 4)};
+  const K4ScaleMins k = UnpackK4ScaleMins(scales);
   IntegerScales s;
-  s.sc = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sc))));
-  s.mn = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(mn)));
+  s.sc = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(k.sc))));
+  s.mn = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(k.mn)));
   s.sc16 = _mm256_setzero_si256();
   s.d = Fp16ToFp32(d);
   s.dmin = Fp16ToFp32(dmin);
@@ -610,6 +614,132 @@ inline void TileVnniK(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qu
   }
   StoreRowPairs<NT>(y, rows, a00, a10, a01, a11, a02, a12, a03, a13);
 }
+#else   // AVX2, or AVX-512 without VNNI
+// K-quant super-blocks summed in integers in 256-bit registers, as TileVnniK sums them: per block
+// of 32, vpmaddubsw (unsigned q by signed x) then vpmaddwd by the int16 scale of each 16 values;
+// one float step per super-block and token.
+template <class D>
+struct IntegerK256 {
+  static constexpr bool kHas = false;
+};
+// A super-block's integer scales: per block of 32 (Q4_K/Q5_K) or per 16 values (Q6_K, also as
+// the 16 int16 lanes of sc16), and the Q4_K/Q5_K minimums per 16 values in 16 int16 lanes.
+struct IntegerScales256 {
+  int16_t sc[16];
+  __m256i sc16, mn;
+  float d, dmin;
+};
+inline IntegerScales256 K4Scales256(const uint8_t* scales, uint16_t d, uint16_t dmin) {
+  const K4ScaleMins k = UnpackK4ScaleMins(scales);
+  const __m128i sc8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(k.sc));
+  const __m128i mn8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(k.mn));
+  IntegerScales256 s;
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(s.sc), _mm_cvtepu8_epi16(sc8));
+  s.sc16 = _mm256_setzero_si256();
+  s.mn = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mn8, mn8));
+  s.d = Fp16ToFp32(d);
+  s.dmin = Fp16ToFp32(dmin);
+  return s;
+}
+template <>
+struct IntegerK256<DecodeQ4_K> {
+  static constexpr bool kHas = true, kMins = true;
+  using Block = BlockQ4_K;
+  static IntegerScales256 Scales(const Block* x) { return K4Scales256(x->scales, x->d, x->dmin); }
+  static __m256i BlockScales(const IntegerScales256& s, int j) { return _mm256_set1_epi16(s.sc[j]); }
+};
+template <>
+struct IntegerK256<DecodeQ5_K> : IntegerK256<DecodeQ4_K> {
+  using Block = BlockQ5_K;
+  static IntegerScales256 Scales(const Block* x) { return K4Scales256(x->scales, x->d, x->dmin); }
+};
+template <>
+struct IntegerK256<DecodeQ6_K> {
+  static constexpr bool kHas = true, kMins = false;
+  using Block = BlockQ6_K;
+  static IntegerScales256 Scales(const Block* x) {
+    IntegerScales256 s;
+    s.sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x->scales)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(s.sc), s.sc16);
+    s.mn = _mm256_setzero_si256();
+    s.d = Fp16ToFp32(x->d);
+    s.dmin = 0.0f;
+    return s;
+  }
+  // Lanes 0-7 (values 0-15 of block j) and 8-15 (values 16-31).
+  static __m256i BlockScales(const IntegerScales256& s, int j) {
+    return _mm256_set_m128i(_mm_set1_epi16(s.sc[2 * j + 1]), _mm_set1_epi16(s.sc[2 * j]));
+  }
+};
+
+// 2 weight rows x NT (1..4) tokens over whole super-blocks; the contract of TileInt8.
+template <class D, int NT>
+inline void TileIntK(const uint8_t* w0, const uint8_t* w1, int64_t nb, const QuantizedActivations& xq, float* y,
+                     int64_t rows) {
+  using K = IntegerK256<D>;
+  using Block = typename K::Block;
+  const int64_t cols = nb * 32, lanes = nb * 8, sums = cols / 16;
+  const Block* r0 = reinterpret_cast<const Block*>(w0);
+  const Block* r1 = reinterpret_cast<const Block*>(w1);
+  __m256 a00 = _mm256_setzero_ps(), a10 = a00, a01 = a00, a11 = a00, a02 = a00, a12 = a00, a03 = a00, a13 = a00;
+  for (int64_t sb = 0; sb < nb / 8; ++sb) {
+    if constexpr (NT <= 2) {  // few tokens: memory-bound; prefetch each row ahead
+      for (int line = 0; line < kPrefetchLines<D>; ++line) {
+        _mm_prefetch(reinterpret_cast<const char*>(r0 + sb) + kPrefetchAhead + 64 * line, _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(r1 + sb) + kPrefetchAhead + 64 * line, _MM_HINT_T0);
+      }
+    }
+    const IntegerScales256 s0 = K::Scales(r0 + sb), s1 = K::Scales(r1 + sb);
+    __m256i i00 = _mm256_setzero_si256(), i10 = i00, i01 = i00, i11 = i00, i02 = i00, i12 = i00, i03 = i00, i13 = i00;
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) {
+      const __m256i q0 = D::Values(r0 + sb, j), q1 = D::Values(r1 + sb, j);
+      const __m256i c0 = K::BlockScales(s0, j), c1 = K::BlockScales(s1, j);
+      const int64_t at = 32 * (8 * sb + j);
+#define RS_TOKEN_DOT(J)                                                                            \
+  {                                                                                                \
+    const __m256i qx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq.values + J * cols + at)); \
+    i0##J = _mm256_add_epi32(i0##J, _mm256_madd_epi16(_mm256_maddubs_epi16(q0, qx), c0));         \
+    i1##J = _mm256_add_epi32(i1##J, _mm256_madd_epi16(_mm256_maddubs_epi16(q1, qx), c1));         \
+  }
+      RS_TOKEN_DOT(0)
+      if constexpr (NT > 1) RS_TOKEN_DOT(1)
+      if constexpr (NT > 2) RS_TOKEN_DOT(2)
+      if constexpr (NT > 3) RS_TOKEN_DOT(3)
+#undef RS_TOKEN_DOT
+    }
+    // The float step per token, as TileVnniK's: the minimums times x's sums of 16 (both per 16
+    // values), or Q6_K's offset (32 times the scaled sums of 16), taken back.
+#define RS_TOKEN_SUM(J)                                                                                      \
+  {                                                                                                          \
+    const float dx = xq.lane_scales[J * lanes + 64 * sb];                                                    \
+    const __m256i x16 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq.sums16 + J * sums + 16 * sb)); \
+    if constexpr (K::kMins) {                                                                                \
+      const __m256 m0 = _mm256_cvtepi32_ps(_mm256_madd_epi16(s0.mn, x16));                                   \
+      const __m256 m1 = _mm256_cvtepi32_ps(_mm256_madd_epi16(s1.mn, x16));                                   \
+      a0##J = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i0##J), _mm256_set1_ps(s0.d * dx), a0##J);                  \
+      a1##J = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i1##J), _mm256_set1_ps(s1.d * dx), a1##J);                  \
+      a0##J = _mm256_fmadd_ps(m0, _mm256_set1_ps(-s0.dmin * dx), a0##J);                                     \
+      a1##J = _mm256_fmadd_ps(m1, _mm256_set1_ps(-s1.dmin * dx), a1##J);                                     \
+    } else {                                                                                                 \
+      const __m256i o0 = _mm256_slli_epi32(_mm256_madd_epi16(s0.sc16, x16), 5);                              \
+      const __m256i o1 = _mm256_slli_epi32(_mm256_madd_epi16(s1.sc16, x16), 5);                              \
+      a0##J = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(i0##J, o0)), _mm256_set1_ps(s0.d * dx), a0##J); \
+      a1##J = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(i1##J, o1)), _mm256_set1_ps(s1.d * dx), a1##J); \
+    }                                                                                                        \
+  }
+    RS_TOKEN_SUM(0)
+    if constexpr (NT > 1) RS_TOKEN_SUM(1)
+    if constexpr (NT > 2) RS_TOKEN_SUM(2)
+    if constexpr (NT > 3) RS_TOKEN_SUM(3)
+#undef RS_TOKEN_SUM
+  }
+  const __m256 a[2][4] = {{a00, a01, a02, a03}, {a10, a11, a12, a13}};
+  for (int j = 0; j < NT; ++j) {
+    y[j * rows] = simd::HorizontalSum(a[0][j]);
+    y[j * rows + 1] = simd::HorizontalSum(a[1][j]);
+  }
+}
 #endif  // RS_HAVE_AVX512_VNNI
 
 template <class D>
@@ -627,37 +757,20 @@ void StreamRowsInt8(const WeightView& w, const QuantizedActivations& xq, int64_t
       float* out = pair ? y + t * w.rows + r : last;
       const int64_t stride = pair ? w.rows : 2;
       const QuantizedActivations xt = xq.From(t, w.cols);
+      ByTokens(nt, [&](auto nt_constant) {
+        constexpr int NT = decltype(nt_constant)::value;
 #if RS_HAVE_AVX512_VNNI
-      bool done = false;
-      if constexpr (IntegerK<D>::kHas) {
-        if (xq.group_blocks == 8) {
-          switch (nt) {
-            case 4: TileVnniK<D, 4>(w0, w1, nb, xt, out, stride); break;
-            case 3: TileVnniK<D, 3>(w0, w1, nb, xt, out, stride); break;
-            case 2: TileVnniK<D, 2>(w0, w1, nb, xt, out, stride); break;
-            default: TileVnniK<D, 1>(w0, w1, nb, xt, out, stride); break;
-          }
-          done = true;
+        if constexpr (IntegerK<D>::kHas) {
+          if (xq.group_blocks == 8) return TileVnniK<D, NT>(w0, w1, nb, xt, out, stride);
         }
-      }
-      if (done) {
-      } else if (nb % 2 == 0) {
-        switch (nt) {
-          case 4: TileVnni<D, 4>(w0, w1, nb, xt, out, stride); break;
-          case 3: TileVnni<D, 3>(w0, w1, nb, xt, out, stride); break;
-          case 2: TileVnni<D, 2>(w0, w1, nb, xt, out, stride); break;
-          default: TileVnni<D, 1>(w0, w1, nb, xt, out, stride); break;
+        if (nb % 2 == 0) return TileVnni<D, NT>(w0, w1, nb, xt, out, stride);
+#else
+        if constexpr (IntegerK256<D>::kHas) {
+          if (xq.group_blocks == 8) return TileIntK<D, NT>(w0, w1, nb, xt, out, stride);
         }
-      } else
 #endif
-      {
-        switch (nt) {
-          case 4: TileInt8<D, 4>(w0, w1, nb, xt, out, stride); break;
-          case 3: TileInt8<D, 3>(w0, w1, nb, xt, out, stride); break;
-          case 2: TileInt8<D, 2>(w0, w1, nb, xt, out, stride); break;
-          default: TileInt8<D, 1>(w0, w1, nb, xt, out, stride); break;
-        }
-      }
+        TileInt8<D, NT>(w0, w1, nb, xt, out, stride);
+      });
       if (!pair)
         for (int j = 0; j < nt; ++j) y[(t + j) * w.rows + r] = last[2 * j];
     }

@@ -232,9 +232,10 @@ TestWeight MakeWeight(WeightType type, int64_t rows, int64_t cols, uint32_t seed
 
 TEST_P(MatMulTest, MatchesDoubleReferenceOnDequantizedWeights) {
   const auto [type, n] = GetParam();
-  // 256 columns: whole K-quant super-blocks; 87 rows: odd, not a multiple of any row tile, and the
-  // last GEMM task's 23 rows end in a partly filled 32-row tile.
-  const int64_t rows = 87, cols = 256;
+  // 512 columns: two K-quant super-blocks (a kernel's step from one to the next is checked); 87
+  // rows: odd, not a multiple of any row tile, and the last GEMM task's rows end in a partly
+  // filled 32-row tile.
+  const int64_t rows = 87, cols = 512;
   const TestWeight tw = MakeWeight(type, rows, cols, 31);
   const WeightView& w = tw.view;
   const std::vector<float>& deq = tw.deq;
@@ -328,6 +329,29 @@ TEST(MatMul, FloatWeightsGiveATokenTheSameBitsAtEveryStreamedBatchSize) {
     for (int64_t n = 1; n < max_n; ++n) {
       std::vector<float> y(n * rows);
       MatMul(w, x.data(), n, y.data(), scratch, pool);
+      for (int64_t i = 0; i < n * rows; ++i)
+        ASSERT_EQ(y[i], all[i]) << GetWeightTypeInfo(type).name << " batch " << n << " token " << i / rows
+                                << " row " << i % rows;
+    }
+  }
+}
+
+// Block types in small (streamed) batches: the same, through the int8 dot products (activations
+// quantised per token; integer sums exact; the float steps in one order at every batch size).
+// 512 columns: two super-blocks of the K-quants, which then sum each in integers.
+TEST(MatMul, BlockWeightsGiveATokenTheSameBitsAtEveryStreamedBatchSize) {
+  const int64_t rows = 87, cols = 512, max_n = kMatMulStreamMaxBatch;
+  const std::vector<float> x = Random(max_n * cols, 44);
+  ThreadPool pool(2);
+  MatMulScratch scratch(2);
+  for (WeightType type : kAllWeightTypes) {
+    if (IsFloatWeight(type)) continue;
+    const TestWeight tw = MakeWeight(type, rows, cols, 43);
+    std::vector<float> all(max_n * rows);
+    MatMul(tw.view, x.data(), max_n, all.data(), scratch, pool);
+    for (int64_t n = 1; n < max_n; ++n) {
+      std::vector<float> y(n * rows);
+      MatMul(tw.view, x.data(), n, y.data(), scratch, pool);
       for (int64_t i = 0; i < n * rows; ++i)
         ASSERT_EQ(y[i], all[i]) << GetWeightTypeInfo(type).name << " batch " << n << " token " << i / rows
                                 << " row " << i % rows;
