@@ -19,6 +19,7 @@
 #include "core/model/weights.h"
 #include "kernels/cpu/kernel_set.h"
 #include "kernels/cpu/matmul.h"
+#include "tests/model/reference_runs.h"
 
 namespace radixserve::model {
 namespace {
@@ -26,19 +27,8 @@ namespace {
 const std::string kRef = std::string(RADIXSERVE_SHARED_DIR) + "/models/ref/";
 
 const nlohmann::json& Manifest() {
-  static const nlohmann::json m = [] {
-    std::ifstream in(kRef + "manifest.json");
-    return in.good() ? nlohmann::json::parse(in) : nlohmann::json::object();
-  }();
+  static const nlohmann::json m = ReadRefManifest(kRef);
   return m;
-}
-
-std::vector<float> ReadFloats(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<float> out(bytes.size() / 4);
-  std::memcpy(out.data(), bytes.data(), out.size() * 4);
-  return out;
 }
 
 std::shared_ptr<const gguf::GgufFile> OpenModel(const std::string& rel_path) {
@@ -74,7 +64,7 @@ TEST_P(DequantTest, RowsEqualGgmlBitForBit) {
   const std::string tensor = c["tensor"].get<std::string>();
   auto w = GetAnyMatrix(*file, tensor);
   ASSERT_TRUE(w.ok()) << w.status().ToString();
-  const std::vector<float> want = ReadFloats(kRef + c["path"].get<std::string>());
+  const std::vector<float> want = ReadRefFloats(kRef + c["path"].get<std::string>());
   const int64_t cols = c["ne"][0].get<int64_t>();
   ASSERT_EQ(static_cast<int64_t>(want.size()), 4 * cols);
   ASSERT_EQ(w->cols, cols);
@@ -102,43 +92,8 @@ INSTANTIATE_TEST_SUITE_P(Ref, DequantTest, ::testing::ValuesIn(DequantCases()),
 
 // --- Logits: every prefill position and every teacher-forced decode step. ---
 
-struct Distance {
-  double max_abs = 0, kl_sum = 0, kl_max = 0;
-  int rows = 0, argmax_agree = 0, kl_max_row = -1;
-  void Add(const float* ref, const float* got, int64_t n) {
-    double mr = -1e300, mg = -1e300;
-    for (int64_t i = 0; i < n; ++i) {
-      mr = std::max<double>(mr, ref[i]);
-      mg = std::max<double>(mg, got[i]);
-      max_abs = std::max(max_abs, std::abs(static_cast<double>(ref[i]) - got[i]));
-    }
-    double sr = 0, sg = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      sr += std::exp(ref[i] - mr);
-      sg += std::exp(got[i] - mg);
-    }
-    const double lr = mr + std::log(sr), lg = mg + std::log(sg);
-    double kl = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      const double pr = ref[i] - lr, pg = got[i] - lg;
-      kl += std::exp(pr) * (pr - pg);
-    }
-    if (kl > kl_max) kl_max = kl, kl_max_row = rows;
-    kl_sum += kl;
-    argmax_agree += std::max_element(ref, ref + n) - ref == std::max_element(got, got + n) - got;
-    ++rows;
-  }
-  double kl_mean() const { return rows ? kl_sum / rows : 0; }
-};
-
 // The bounds of one run, from ref/README.md section 6 (llama.cpp's own distances).
-struct Bounds {
-  double max_abs, kl_mean, kl_max;
-  bool exact_greedy;  // every argmax and greedy id equal (F32 weights, F32 KV cache)
-  const char* why;
-};
-
-Bounds BoundsFor(const std::string& type, const std::string& kv, const std::string& arch) {
+LogitBounds BoundsFor(const std::string& type, const std::string& kv, const std::string& arch) {
   if (type == "F32" && kv == "F32") {
     if (arch == "gemma")  // llama.cpp's GELU is an fp16 table; an exact GELU lands ~2e-3 away (6.3)
       return {5e-3, 1e-6, 1e-5, true, "F32/F32 gemma: exact tanh-GELU vs ggml's fp16 GELU table (README 5.3)"};
@@ -179,17 +134,16 @@ TEST_P(LogitsTest, MatchLlamaCppWithinTheTypesNoise) {
   LlamaModel& model = **loaded;
   const int64_t vocab = run["n_vocab"].get<int64_t>();
   ASSERT_EQ(model.config().vocab_size, vocab);
-  const std::string model_name = run["model"].get<std::string>();
-  const std::string type = model_name.substr(model_name.find('.') + 1);
-  const Bounds b = BoundsFor(type, kv_name, model.config().architecture);
+  const std::string type = RefRunType(run);
+  const LogitBounds b = BoundsFor(type, kv_name, model.config().architecture);
 
-  Distance prefill, decode;
+  LogitDistance prefill, decode;
   int forks = 0, greedy_steps = 0;
   for (const auto& p : run["prompts"]) {
     const auto prompt = p["prompt_ids"].get<std::vector<int32_t>>();
     const auto greedy = p["greedy_ids"].get<std::vector<int32_t>>();
-    const auto ref_prefill = ReadFloats(kRef + p["prefill_logits"]["path"].get<std::string>());
-    const auto ref_decode = ReadFloats(kRef + p["decode_logits"]["path"].get<std::string>());
+    const auto ref_prefill = ReadRefFloats(kRef + p["prefill_logits"]["path"].get<std::string>());
+    const auto ref_decode = ReadRefFloats(kRef + p["decode_logits"]["path"].get<std::string>());
     ASSERT_EQ(ref_prefill.size(), prompt.size() * vocab);
     ASSERT_EQ(ref_decode.size(), greedy.size() * vocab);
     const int64_t total = static_cast<int64_t>(prompt.size() + greedy.size());
@@ -228,9 +182,13 @@ TEST_P(LogitsTest, MatchLlamaCppWithinTheTypesNoise) {
     EXPECT_LE(d->max_abs, b.max_abs) << GetParam() << " " << phase << ": " << b.why;
     EXPECT_LE(d->kl_mean(), b.kl_mean) << GetParam() << " " << phase << ": " << b.why;
     EXPECT_LE(d->kl_max, b.kl_max) << GetParam() << " " << phase << " row " << d->kl_max_row << ": " << b.why;
-    if (b.exact_greedy) EXPECT_EQ(d->argmax_agree, d->rows) << GetParam() << " " << phase;
+    if (b.exact_greedy) {
+      EXPECT_EQ(d->argmax_agree, d->rows) << GetParam() << " " << phase;
+    }
   }
-  if (b.exact_greedy) EXPECT_EQ(forks, 0) << GetParam() << ": greedy ids must be identical";
+  if (b.exact_greedy) {
+    EXPECT_EQ(forks, 0) << GetParam() << ": greedy ids must be identical";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Ref, LogitsTest, ::testing::ValuesIn(RunNames()),
