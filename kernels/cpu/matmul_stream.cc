@@ -199,6 +199,28 @@ using namespace block_decoders;
 constexpr int kPrefetchAhead = 1024;
 template <class D>
 constexpr int kPrefetchLines = D::kBlocks == 1 ? 1 : 3;
+// Prefetches the rows of a tile kPrefetchAhead past their current units.
+template <class D>
+inline void PrefetchRowPair(const void* unit0, const void* unit1) {
+  for (int line = 0; line < kPrefetchLines<D>; ++line) {
+    _mm_prefetch(static_cast<const char*>(unit0) + kPrefetchAhead + 64 * line, _MM_HINT_T0);
+    _mm_prefetch(static_cast<const char*>(unit1) + kPrefetchAhead + 64 * line, _MM_HINT_T0);
+  }
+}
+
+// The 2-row x NT-token tiles' results: row i of token J is the sum of accumulator aiJ's lanes.
+inline float SumLanes(__m256 v) { return simd::HorizontalSum(v); }
+#if RS_HAVE_AVX512
+inline float SumLanes(__m512 v) { return _mm512_reduce_add_ps(v); }
+#endif
+template <int NT, class V>
+inline void StoreRowPairs(float* y, int64_t rows, V a00, V a10, V a01, V a11, V a02, V a12, V a03, V a13) {
+  const V a[2][4] = {{a00, a01, a02, a03}, {a10, a11, a12, a13}};
+  for (int j = 0; j < NT; ++j) {
+    y[j * rows] = SumLanes(a[0][j]);
+    y[j * rows + 1] = SumLanes(a[1][j]);
+  }
+}
 
 #if RS_HAVE_AVX512_VNNI
 #define RS_I8DOT(u, s) _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, s)
@@ -232,10 +254,7 @@ inline void TileInt8(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qua
     {
       const int64_t u = b0 / D::kBlocks;
       if constexpr (NT <= 2) {  // few tokens: memory-bound; prefetch each row ahead
-        for (int line = 0; line < kPrefetchLines<D>; ++line)
-          _mm_prefetch(reinterpret_cast<const char*>(D::Bytes(w0, u)) + kPrefetchAhead + 64 * line, _MM_HINT_T0);
-        for (int line = 0; line < kPrefetchLines<D>; ++line)
-          _mm_prefetch(reinterpret_cast<const char*>(D::Bytes(w1, u)) + kPrefetchAhead + 64 * line, _MM_HINT_T0);
+        PrefetchRowPair<D>(D::Bytes(w0, u), D::Bytes(w1, u));
       }
       D::Prepare(w0, u, &unit0);
       D::Prepare(w1, u, &unit1);
@@ -267,17 +286,7 @@ inline void TileInt8(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qua
 #undef RS_TOKEN_DOT
     }
   }
-#define RS_STORE(J)                                   \
-  {                                                   \
-    float* yt = y + J * rows;                         \
-    yt[0] = simd::HorizontalSum(a0##J);               \
-    yt[1] = simd::HorizontalSum(a1##J);               \
-  }
-  RS_STORE(0)
-  if constexpr (NT > 1) RS_STORE(1)
-  if constexpr (NT > 2) RS_STORE(2)
-  if constexpr (NT > 3) RS_STORE(3)
-#undef RS_STORE
+  StoreRowPairs<NT>(y, rows, a00, a10, a01, a11, a02, a12, a03, a13);
 }
 #undef RS_I8DOT
 
@@ -382,17 +391,6 @@ struct FastPair<DecodeQ6_K> {
   }
 };
 
-// The 2-row x NT-token VNNI tiles' results: row i of token J is the sum of accumulator aiJ's lanes.
-template <int NT>
-inline void StoreRowPairs(float* y, int64_t rows, __m512 a00, __m512 a10, __m512 a01, __m512 a11, __m512 a02,
-                          __m512 a12, __m512 a03, __m512 a13) {
-  const __m512 a[2][4] = {{a00, a01, a02, a03}, {a10, a11, a12, a13}};
-  for (int j = 0; j < NT; ++j) {
-    y[j * rows] = _mm512_reduce_add_ps(a[0][j]);
-    y[j * rows + 1] = _mm512_reduce_add_ps(a[1][j]);
-  }
-}
-
 // 2 weight rows x NT (1..4) tokens, nb even; the contract of TileInt8. The symmetric types'
 // offset is taken back in the integers (each dot product starts from -kOffset times the sums of
 // x's 4-byte groups, shared by both rows), so only the affine types add their minimums in floats.
@@ -411,10 +409,7 @@ inline void TileVnni(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qua
     {
       const int64_t u = b0 / D::kBlocks;
       if constexpr (NT <= 2) {  // few tokens: memory-bound; prefetch each row ahead
-        for (int line = 0; line < kPrefetchLines<D>; ++line)
-          _mm_prefetch(reinterpret_cast<const char*>(D::Bytes(w0, u)) + kPrefetchAhead + 64 * line, _MM_HINT_T0);
-        for (int line = 0; line < kPrefetchLines<D>; ++line)
-          _mm_prefetch(reinterpret_cast<const char*>(D::Bytes(w1, u)) + kPrefetchAhead + 64 * line, _MM_HINT_T0);
+        PrefetchRowPair<D>(D::Bytes(w0, u), D::Bytes(w1, u));
       }
       D::Prepare(w0, u, &ua0);
       D::Prepare(w1, u, &ua1);
@@ -560,10 +555,7 @@ inline void TileVnniK(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qu
   __m512 a00 = _mm512_setzero_ps(), a10 = a00, a01 = a00, a11 = a00, a02 = a00, a12 = a00, a03 = a00, a13 = a00;
   for (int64_t sb = 0; sb < nb / 8; ++sb) {
     if constexpr (NT <= 2) {  // few tokens: memory-bound; prefetch each row ahead
-      for (int line = 0; line < kPrefetchLines<D>; ++line) {
-        _mm_prefetch(reinterpret_cast<const char*>(r0 + sb) + kPrefetchAhead + 64 * line, _MM_HINT_T0);
-        _mm_prefetch(reinterpret_cast<const char*>(r1 + sb) + kPrefetchAhead + 64 * line, _MM_HINT_T0);
-      }
+      PrefetchRowPair<D>(r0 + sb, r1 + sb);
     }
     const IntegerScales s0 = K::Scales(r0 + sb), s1 = K::Scales(r1 + sb);
     __m512i i00 = _mm512_setzero_si512(), i10 = i00, i01 = i00, i11 = i00, i02 = i00, i12 = i00, i03 = i00, i13 = i00;
@@ -684,10 +676,7 @@ inline void TileIntK(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qua
   __m256 a00 = _mm256_setzero_ps(), a10 = a00, a01 = a00, a11 = a00, a02 = a00, a12 = a00, a03 = a00, a13 = a00;
   for (int64_t sb = 0; sb < nb / 8; ++sb) {
     if constexpr (NT <= 2) {  // few tokens: memory-bound; prefetch each row ahead
-      for (int line = 0; line < kPrefetchLines<D>; ++line) {
-        _mm_prefetch(reinterpret_cast<const char*>(r0 + sb) + kPrefetchAhead + 64 * line, _MM_HINT_T0);
-        _mm_prefetch(reinterpret_cast<const char*>(r1 + sb) + kPrefetchAhead + 64 * line, _MM_HINT_T0);
-      }
+      PrefetchRowPair<D>(r0 + sb, r1 + sb);
     }
     const IntegerScales256 s0 = K::Scales(r0 + sb), s1 = K::Scales(r1 + sb);
     __m256i i00 = _mm256_setzero_si256(), i10 = i00, i01 = i00, i11 = i00, i02 = i00, i12 = i00, i03 = i00, i13 = i00;
@@ -734,11 +723,7 @@ inline void TileIntK(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qua
     if constexpr (NT > 3) RS_TOKEN_SUM(3)
 #undef RS_TOKEN_SUM
   }
-  const __m256 a[2][4] = {{a00, a01, a02, a03}, {a10, a11, a12, a13}};
-  for (int j = 0; j < NT; ++j) {
-    y[j * rows] = simd::HorizontalSum(a[0][j]);
-    y[j * rows + 1] = simd::HorizontalSum(a[1][j]);
-  }
+  StoreRowPairs<NT>(y, rows, a00, a10, a01, a11, a02, a12, a03, a13);
 }
 #endif  // RS_HAVE_AVX512_VNNI
 

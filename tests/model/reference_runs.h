@@ -3,14 +3,22 @@
 // test and the CUDA one. `ref_dir` ends in "/models/ref/".
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cctype>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <span>
 #include <vector>
+
+#include "core/model/forward_input.h"
+#include "core/util/status.h"
 
 namespace radixserve::model {
 
@@ -18,6 +26,20 @@ namespace radixserve::model {
 inline nlohmann::json ReadRefManifest(const std::string& ref_dir) {
   std::ifstream in(ref_dir + "manifest.json");
   return in.good() ? nlohmann::json::parse(in) : nlohmann::json::object();
+}
+
+// The names of the manifest's runs, and a run's name as a gtest parameter name.
+inline std::vector<std::string> RefRunNames(const nlohmann::json& manifest) {
+  std::vector<std::string> names;
+  if (manifest.contains("runs"))
+    for (const auto& [name, run] : manifest["runs"].items()) names.push_back(name);
+  return names;
+}
+inline std::string RefRunTestName(const ::testing::TestParamInfo<std::string>& info) {
+  std::string n = info.param;
+  for (char& ch : n)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return n;
 }
 
 // A raw little-endian float32 file of the reference.
@@ -71,5 +93,68 @@ struct LogitBounds {
   bool exact_greedy;  // every argmax and greedy id equal
   const char* why;
 };
+
+// Runs every prompt of `run` through an engine and checks its logits against the reference's
+// under `b` (gtest failures name the run, phase, row and miss): the prompt's prefill with every
+// position's logits, then each greedy step teacher-forced with llama.cpp's id, the engine's own
+// greedy choice counted as a fork where it differs. `start(total)` readies the engine's KV cache
+// for a prompt that will hold `total` tokens; `forward(seqs, logits, options)` runs one batch.
+// Slots are taken in reverse order (each prompt writes every slot it reads before reading it).
+template <class Start, class Forward>
+void CheckRefRun(const std::string& name, const nlohmann::json& run, const std::string& ref_dir, const LogitBounds& b,
+                 Start&& start, Forward&& forward) {
+  const int64_t vocab = run["n_vocab"].get<int64_t>();
+  LogitDistance prefill, decode;
+  int forks = 0, greedy_steps = 0;
+  for (const auto& p : run["prompts"]) {
+    const auto prompt = p["prompt_ids"].get<std::vector<int32_t>>();
+    const auto greedy = p["greedy_ids"].get<std::vector<int32_t>>();
+    const auto ref_prefill = ReadRefFloats(ref_dir + p["prefill_logits"]["path"].get<std::string>());
+    const auto ref_decode = ReadRefFloats(ref_dir + p["decode_logits"]["path"].get<std::string>());
+    ASSERT_EQ(ref_prefill.size(), prompt.size() * vocab) << name;
+    ASSERT_EQ(ref_decode.size(), greedy.size() * vocab) << name;
+    const int64_t total = static_cast<int64_t>(prompt.size() + greedy.size());
+    ASSERT_TRUE(start(total)) << name;
+    std::vector<int32_t> slots(total);
+    for (int64_t i = 0; i < total; ++i) slots[i] = static_cast<int32_t>(total - 1 - i);
+
+    std::vector<float> logits(prompt.size() * vocab);
+    SequenceInput in{0, prompt, std::span<const int32_t>(slots.data(), prompt.size())};
+    ForwardOptions all;
+    all.all_logits = true;
+    const Status prefilled = forward(std::span<const SequenceInput>(&in, 1), std::span<float>(logits), all);
+    ASSERT_TRUE(prefilled.ok()) << name << ": " << prefilled.ToString();
+    for (size_t r = 0; r < prompt.size(); ++r) prefill.Add(&ref_prefill[r * vocab], &logits[r * vocab], vocab);
+    int32_t own = static_cast<int32_t>(std::max_element(logits.end() - vocab, logits.end()) - (logits.end() - vocab));
+    for (size_t s = 0; s < greedy.size(); ++s) {
+      ++greedy_steps;
+      forks += own != greedy[s];
+      const int32_t cached = static_cast<int32_t>(prompt.size() + s);
+      SequenceInput step{cached, std::span<const int32_t>(&greedy[s], 1),
+                         std::span<const int32_t>(slots.data(), cached + 1)};
+      std::span<float> row(logits.data(), vocab);
+      const Status stepped = forward(std::span<const SequenceInput>(&step, 1), row, ForwardOptions{});
+      ASSERT_TRUE(stepped.ok()) << name << ": " << stepped.ToString();
+      decode.Add(&ref_decode[s * vocab], row.data(), vocab);
+      own = static_cast<int32_t>(std::max_element(row.begin(), row.end()) - row.begin());
+    }
+  }
+  std::printf("%-28s prefill: max|d| %.3g  KL mean %.3g max %.3g  top-1 %d/%d | decode: max|d| %.3g  KL mean %.3g "
+              "max %.3g  top-1 %d/%d | greedy forks %d/%d\n",
+              name.c_str(), prefill.max_abs, prefill.kl_mean(), prefill.kl_max, prefill.argmax_agree, prefill.rows,
+              decode.max_abs, decode.kl_mean(), decode.kl_max, decode.argmax_agree, decode.rows, forks, greedy_steps);
+  for (const auto* d : {&prefill, &decode}) {
+    const char* phase = d == &prefill ? "prefill" : "decode";
+    EXPECT_LE(d->max_abs, b.max_abs) << name << " " << phase << ": " << b.why;
+    EXPECT_LE(d->kl_mean(), b.kl_mean) << name << " " << phase << ": " << b.why;
+    EXPECT_LE(d->kl_max, b.kl_max) << name << " " << phase << " row " << d->kl_max_row << ": " << b.why;
+    if (b.exact_greedy) {
+      EXPECT_EQ(d->argmax_agree, d->rows) << name << " " << phase;
+    }
+  }
+  if (b.exact_greedy) {
+    EXPECT_EQ(forks, 0) << name << ": greedy ids must be identical";
+  }
+}
 
 }  // namespace radixserve::model

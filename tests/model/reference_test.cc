@@ -113,12 +113,6 @@ LogitBounds BoundsFor(const std::string& type, const std::string& kv, const std:
           "quantised weights: llama.cpp's activation rounding (README 5.3, 6.3)"};
 }
 
-std::vector<std::string> RunNames() {
-  std::vector<std::string> names;
-  if (Manifest().contains("runs"))
-    for (const auto& [name, run] : Manifest()["runs"].items()) names.push_back(name);
-  return names;
-}
 
 class LogitsTest : public ::testing::TestWithParam<std::string> {};
 
@@ -134,70 +128,21 @@ TEST_P(LogitsTest, MatchLlamaCppWithinTheTypesNoise) {
   LlamaModel& model = **loaded;
   const int64_t vocab = run["n_vocab"].get<int64_t>();
   ASSERT_EQ(model.config().vocab_size, vocab);
-  const std::string type = RefRunType(run);
-  const LogitBounds b = BoundsFor(type, kv_name, model.config().architecture);
-
-  LogitDistance prefill, decode;
-  int forks = 0, greedy_steps = 0;
-  for (const auto& p : run["prompts"]) {
-    const auto prompt = p["prompt_ids"].get<std::vector<int32_t>>();
-    const auto greedy = p["greedy_ids"].get<std::vector<int32_t>>();
-    const auto ref_prefill = ReadRefFloats(kRef + p["prefill_logits"]["path"].get<std::string>());
-    const auto ref_decode = ReadRefFloats(kRef + p["decode_logits"]["path"].get<std::string>());
-    ASSERT_EQ(ref_prefill.size(), prompt.size() * vocab);
-    ASSERT_EQ(ref_decode.size(), greedy.size() * vocab);
-    const int64_t total = static_cast<int64_t>(prompt.size() + greedy.size());
-    auto kv = model.CreateKvCache(total);
-    ASSERT_TRUE(kv.ok());
-    std::vector<int32_t> slots(total);
-    for (int64_t i = 0; i < total; ++i) slots[i] = static_cast<int32_t>(total - 1 - i);
-
-    std::vector<float> logits(prompt.size() * vocab);
-    SequenceInput in{0, prompt, std::span<const int32_t>(slots.data(), prompt.size())};
-    ForwardOptions all;
-    all.all_logits = true;
-    ASSERT_TRUE(model.Forward(std::span<const SequenceInput>(&in, 1), **kv, logits, all).ok());
-    for (size_t r = 0; r < prompt.size(); ++r) prefill.Add(&ref_prefill[r * vocab], &logits[r * vocab], vocab);
-    int32_t own = static_cast<int32_t>(std::max_element(logits.end() - vocab, logits.end()) - (logits.end() - vocab));
-    for (size_t s = 0; s < greedy.size(); ++s) {
-      // The engine's own greedy choice against llama.cpp's; then llama.cpp's id is fed (teacher forcing).
-      ++greedy_steps;
-      forks += own != greedy[s];
-      const int32_t cached = static_cast<int32_t>(prompt.size() + s);
-      SequenceInput step{cached, std::span<const int32_t>(&greedy[s], 1),
-                         std::span<const int32_t>(slots.data(), cached + 1)};
-      std::span<float> row(logits.data(), vocab);
-      ASSERT_TRUE(model.Forward(std::span<const SequenceInput>(&step, 1), **kv, row).ok());
-      decode.Add(&ref_decode[s * vocab], row.data(), vocab);
-      own = static_cast<int32_t>(std::max_element(row.begin(), row.end()) - row.begin());
-    }
-  }
-  std::printf("%-28s prefill: max|d| %.3g  KL mean %.3g max %.3g  top-1 %d/%d | decode: max|d| %.3g  KL mean %.3g "
-              "max %.3g  top-1 %d/%d | greedy forks %d/%d\n",
-              GetParam().c_str(), prefill.max_abs, prefill.kl_mean(), prefill.kl_max, prefill.argmax_agree,
-              prefill.rows, decode.max_abs, decode.kl_mean(), decode.kl_max, decode.argmax_agree, decode.rows, forks,
-              greedy_steps);
-  for (const auto* d : {&prefill, &decode}) {
-    const char* phase = d == &prefill ? "prefill" : "decode";
-    EXPECT_LE(d->max_abs, b.max_abs) << GetParam() << " " << phase << ": " << b.why;
-    EXPECT_LE(d->kl_mean(), b.kl_mean) << GetParam() << " " << phase << ": " << b.why;
-    EXPECT_LE(d->kl_max, b.kl_max) << GetParam() << " " << phase << " row " << d->kl_max_row << ": " << b.why;
-    if (b.exact_greedy) {
-      EXPECT_EQ(d->argmax_agree, d->rows) << GetParam() << " " << phase;
-    }
-  }
-  if (b.exact_greedy) {
-    EXPECT_EQ(forks, 0) << GetParam() << ": greedy ids must be identical";
-  }
+  const LogitBounds b = BoundsFor(RefRunType(run), kv_name, model.config().architecture);
+  std::unique_ptr<KvCache> kv;
+  CheckRefRun(
+      GetParam(), run, kRef, b,
+      [&](int64_t total) {
+        auto created = model.CreateKvCache(total);
+        if (created.ok()) kv = std::move(created).value();
+        return created.ok();
+      },
+      [&](std::span<const SequenceInput> seqs, std::span<float> logits, const ForwardOptions& o) {
+        return model.Forward(seqs, *kv, logits, o);
+      });
 }
 
-INSTANTIATE_TEST_SUITE_P(Ref, LogitsTest, ::testing::ValuesIn(RunNames()),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-  std::string n = info.param;
-  for (char& ch : n)
-    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  return n;
-});
+INSTANTIATE_TEST_SUITE_P(Ref, LogitsTest, ::testing::ValuesIn(RefRunNames(Manifest())), RefRunTestName);
 
 }  // namespace
 }  // namespace radixserve::model
