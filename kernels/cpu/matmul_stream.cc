@@ -210,7 +210,7 @@ inline void PrefetchRowPair(const void* unit0, const void* unit1) {
 
 // The 2-row x NT-token tiles' results: row i of token J is the sum of accumulator aiJ's lanes.
 inline float SumLanes(__m256 v) { return simd::HorizontalSum(v); }
-#if RS_HAVE_AVX512
+#if RS_HAVE_AVX512_VNNI  // the 512-bit tiles
 inline float SumLanes(__m512 v) { return _mm512_reduce_add_ps(v); }
 #endif
 template <int NT, class V>
@@ -614,11 +614,11 @@ template <class D>
 struct IntegerK256 {
   static constexpr bool kHas = false;
 };
-// A super-block's integer scales: per block of 32 (Q4_K/Q5_K) or per 16 values (Q6_K, also as
-// the 16 int16 lanes of sc16), and the Q4_K/Q5_K minimums per 16 values in 16 int16 lanes.
+// A super-block's integer scales: per block of 32 (Q4_K/Q5_K: sc[0..8)) or per 16 values (Q6_K),
+// and the Q4_K/Q5_K minimums per 16 values in 16 int16 lanes.
 struct IntegerScales256 {
   int16_t sc[16];
-  __m256i sc16, mn;
+  __m256i mn;
   float d, dmin;
 };
 inline IntegerScales256 K4Scales256(const uint8_t* scales, uint16_t d, uint16_t dmin) {
@@ -627,7 +627,6 @@ inline IntegerScales256 K4Scales256(const uint8_t* scales, uint16_t d, uint16_t 
   const __m128i mn8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(k.mn));
   IntegerScales256 s;
   _mm_storeu_si128(reinterpret_cast<__m128i*>(s.sc), _mm_cvtepu8_epi16(sc8));
-  s.sc16 = _mm256_setzero_si256();
   s.mn = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mn8, mn8));
   s.d = Fp16ToFp32(d);
   s.dmin = Fp16ToFp32(dmin);
@@ -651,12 +650,16 @@ struct IntegerK256<DecodeQ6_K> {
   using Block = BlockQ6_K;
   static IntegerScales256 Scales(const Block* x) {
     IntegerScales256 s;
-    s.sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x->scales)));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(s.sc), s.sc16);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(s.sc),
+                        _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x->scales))));
     s.mn = _mm256_setzero_si256();
     s.d = Fp16ToFp32(x->d);
     s.dmin = 0.0f;
     return s;
+  }
+  // The 16 scales in int16 lanes.
+  static __m256i AllScales(const IntegerScales256& s) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s.sc));
   }
   // Lanes 0-7 (values 0-15 of block j) and 8-15 (values 16-31).
   static __m256i BlockScales(const IntegerScales256& s, int j) {
@@ -711,8 +714,8 @@ inline void TileIntK(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qua
       a0##J = _mm256_fmadd_ps(m0, _mm256_set1_ps(-s0.dmin * dx), a0##J);                                     \
       a1##J = _mm256_fmadd_ps(m1, _mm256_set1_ps(-s1.dmin * dx), a1##J);                                     \
     } else {                                                                                                 \
-      const __m256i o0 = _mm256_slli_epi32(_mm256_madd_epi16(s0.sc16, x16), 5);                              \
-      const __m256i o1 = _mm256_slli_epi32(_mm256_madd_epi16(s1.sc16, x16), 5);                              \
+      const __m256i o0 = _mm256_slli_epi32(_mm256_madd_epi16(K::AllScales(s0), x16), 5);                     \
+      const __m256i o1 = _mm256_slli_epi32(_mm256_madd_epi16(K::AllScales(s1), x16), 5);                     \
       a0##J = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(i0##J, o0)), _mm256_set1_ps(s0.d * dx), a0##J); \
       a1##J = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(i1##J, o1)), _mm256_set1_ps(s1.d * dx), a1##J); \
     }                                                                                                        \
