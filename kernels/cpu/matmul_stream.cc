@@ -194,18 +194,24 @@ void StreamRowsFloat(const WeightView& w, const float* x, int64_t n, int64_t r0,
 #if RS_HAVE_AVX2
 using namespace block_decoders;
 
-// Few tokens are memory-bound: each row's stream is prefetched this far ahead, every cache line
-// of a K-quant super-block (a legacy block pair fits in one).
-constexpr int kPrefetchAhead = 1024;
-template <class D>
-constexpr int kPrefetchLines = D::kBlocks == 1 ? 1 : 3;
-// Prefetches the rows of a tile kPrefetchAhead past their current units.
-template <class D>
-inline void PrefetchRowPair(const void* unit0, const void* unit1) {
-  for (int line = 0; line < kPrefetchLines<D>; ++line) {
-    _mm_prefetch(static_cast<const char*>(unit0) + kPrefetchAhead + 64 * line, _MM_HINT_T0);
-    _mm_prefetch(static_cast<const char*>(unit1) + kPrefetchAhead + 64 * line, _MM_HINT_T0);
+// Few tokens are memory-bound. A tile reads two adjacent rows in step, so memory sees two
+// streams, each continuing two rows on (in the next tile); each is prefetched kPrefetchAhead bytes
+// ahead, past its partner row once the lead leaves its own. (Prefetching 1 KiB ahead of each row
+// in place fell inside the partner row wherever rows are under 1 KiB, as in a 768-wide model,
+// and left the next tile's second row to demand misses.)
+constexpr int64_t kPrefetchAhead = 3072;
+// Prefetches the `bytes` a tile reads from offset `at` of each of its rows, kPrefetchAhead on.
+inline void PrefetchRowPair(const void* row0, const void* row1, int64_t at, int64_t row_bytes, int64_t bytes) {
+  const int64_t ahead = at + (at + kPrefetchAhead < row_bytes ? kPrefetchAhead : row_bytes + kPrefetchAhead);
+  for (int64_t line = 0; line < (bytes + 63) / 64; ++line) {
+    _mm_prefetch(static_cast<const char*>(row0) + ahead + 64 * line, _MM_HINT_T0);
+    _mm_prefetch(static_cast<const char*>(row1) + ahead + 64 * line, _MM_HINT_T0);
   }
+}
+// The bytes of one unit (legacy block or super-block) of D's rows.
+template <class D>
+inline int64_t UnitBytes(const uint8_t* row) {
+  return D::Bytes(row, 1) - row;
 }
 
 // The 2-row x NT-token tiles' results: row i of token J is the sum of accumulator aiJ's lanes.
@@ -254,7 +260,8 @@ inline void TileInt8(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qua
     {
       const int64_t u = b0 / D::kBlocks;
       if constexpr (NT <= 2) {  // few tokens: memory-bound; prefetch each row ahead
-        PrefetchRowPair<D>(D::Bytes(w0, u), D::Bytes(w1, u));
+        const int64_t unit = UnitBytes<D>(w0);
+        PrefetchRowPair(w0, w1, u * unit, nb / D::kBlocks * unit, unit);
       }
       D::Prepare(w0, u, &unit0);
       D::Prepare(w1, u, &unit1);
@@ -334,23 +341,19 @@ template <>
 struct FastPair<DecodeQ4_0> {
   static constexpr bool kHas = true;
   // Raw nibbles (q + 8); the lanes of two blocks' low/high halves put back in element order.
-  static void Load(const BlockQ4_0* a, const BlockQ4_0* b, __m512i* q, __m512* scale, __m512* min) {
+  static __m512i Quants(const BlockQ4_0* a, const BlockQ4_0* b) {
     const __m256i v = _mm256_loadu2_m128i(reinterpret_cast<const __m128i*>(b->qs), reinterpret_cast<const __m128i*>(a->qs));
-    *q = _mm512_shuffle_i64x2(NibblePlanes(v), NibblePlanes(v), _MM_SHUFFLE(3, 1, 2, 0));
-    *scale = PairScales(a->d, b->d);
-    *min = _mm512_setzero_ps();
+    return _mm512_shuffle_i64x2(NibblePlanes(v), NibblePlanes(v), _MM_SHUFFLE(3, 1, 2, 0));
   }
 };
 template <>
 struct FastPair<DecodeQ8_0> {
   static constexpr bool kHas = true;
-  static void Load(const BlockQ8_0* a, const BlockQ8_0* b, __m512i* q, __m512* scale, __m512* min) {
+  static __m512i Quants(const BlockQ8_0* a, const BlockQ8_0* b) {
     const __m512i v = _mm512_inserti64x4(
         _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a->qs))),
         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->qs)), 1);
-    *q = _mm512_xor_si512(v, _mm512_set1_epi8(static_cast<char>(0x80)));  // q + 128
-    *scale = PairScales(a->d, b->d);
-    *min = _mm512_setzero_ps();
+    return _mm512_xor_si512(v, _mm512_set1_epi8(static_cast<char>(0x80)));  // q + 128
   }
 };
 template <>
@@ -391,6 +394,21 @@ struct FastPair<DecodeQ6_K> {
   }
 };
 
+// Scales of the 8 legacy blocks from x on (each block's fp16 d comes first), as floats: one
+// gather for 8 blocks instead of two scalar loads, a conversion and a permute per pair.
+template <class Block>
+inline __m256 GatherScales8(const Block* x) {
+  constexpr int kB = sizeof(Block);
+  const __m256i at = _mm256_setr_epi32(0, kB, 2 * kB, 3 * kB, 4 * kB, 5 * kB, 6 * kB, 7 * kB);
+  const __m256i v = _mm256_i32gather_epi32(reinterpret_cast<const int*>(x), at, 1);
+  return _mm256_cvtph_ps(_mm256_cvtepi32_epi16(v));
+}
+// [s[2p] x 8 lanes, s[2p + 1] x 8 lanes] of 8 gathered scales.
+inline __m512 ScalePair(__m256 s, int p) {
+  const __m512i at = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi32(2 * p)), _mm256_set1_epi32(2 * p + 1), 1);
+  return _mm512_permutexvar_ps(at, _mm512_castps256_ps512(s));
+}
+
 // 2 weight rows x NT (1..4) tokens, nb even; the contract of TileInt8. The symmetric types'
 // offset is taken back in the integers (each dot product starts from -kOffset times the sums of
 // x's 4-byte groups, shared by both rows), so only the affine types add their minimums in floats.
@@ -401,41 +419,8 @@ inline void TileVnni(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qua
   const __m512i offset = _mm512_set1_epi8(static_cast<char>(D::kOffset));
   const int64_t cols = nb * 32, lanes = nb * 8;
   __m512 a00 = _mm512_setzero_ps(), a10 = a00, a01 = a00, a11 = a00, a02 = a00, a12 = a00, a03 = a00, a13 = a00;
-  typename D::Unit ua0, ub0, ua1, ub1;  // rows 0 and 1 (legacy types: one unit per block of the pair)
-  // A unit's blocks (or a legacy pair) per outer step, unrolled: each block's place in its unit
-  // is a constant, so the decoders' offsets fold into the loads.
-  constexpr int kStep = D::kBlocks == 1 ? 2 : D::kBlocks;
-  for (int64_t b0 = 0; b0 < nb; b0 += kStep) {
-    {
-      const int64_t u = b0 / D::kBlocks;
-      if constexpr (NT <= 2) {  // few tokens: memory-bound; prefetch each row ahead
-        PrefetchRowPair<D>(D::Bytes(w0, u), D::Bytes(w1, u));
-      }
-      D::Prepare(w0, u, &ua0);
-      D::Prepare(w1, u, &ua1);
-      if constexpr (D::kBlocks == 1) {
-        D::Prepare(w0, u + 1, &ub0);
-        D::Prepare(w1, u + 1, &ub1);
-      }
-    }
-#pragma GCC unroll 8
-    for (int j = 0; j < kStep; j += 2) {
-      const int64_t b = b0 + j;
-      __m512i k0, k1;
-      __m512 sc0, sc1, mn0, mn1;
-      if constexpr (FastPair<D>::kHas && D::kBlocks == 1) {
-        FastPair<D>::Load(ua0, ub0, &k0, &sc0, &mn0);
-        FastPair<D>::Load(ua1, ub1, &k1, &sc1, &mn1);
-      } else if constexpr (FastPair<D>::kHas) {
-        FastPair<D>::Load(ua0, j, &k0, &sc0, &mn0);
-        FastPair<D>::Load(ua1, j, &k1, &sc1, &mn1);
-      } else if constexpr (D::kBlocks == 1) {
-        LoadPair<D>(D::Load(ua0, 0), D::Load(ub0, 0), &k0, &sc0, &mn0);
-        LoadPair<D>(D::Load(ua1, 0), D::Load(ub1, 0), &k1, &sc1, &mn1);
-      } else {
-        LoadPair<D>(D::Load(ua0, j), D::Load(ua0, j + 1), &k0, &sc0, &mn0);
-        LoadPair<D>(D::Load(ua1, j), D::Load(ua1, j + 1), &k1, &sc1, &mn1);
-      }
+  // Blocks b, b + 1 of both rows against every token.
+  auto pair = [&](int64_t b, __m512i k0, __m512i k1, __m512 sc0, __m512 sc1, __m512 mn0, __m512 mn1) {
 #define RS_TOKEN_DOT(J)                                                                           \
   {                                                                                               \
     const __m512i qx = _mm512_loadu_si512(xq.values + J * cols + 32 * b);                         \
@@ -452,11 +437,71 @@ inline void TileVnni(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qua
       a1##J = _mm512_fmadd_ps(mn1, sums, a1##J);                                                  \
     }                                                                                             \
   }
-      RS_TOKEN_DOT(0)
-      if constexpr (NT > 1) RS_TOKEN_DOT(1)
-      if constexpr (NT > 2) RS_TOKEN_DOT(2)
-      if constexpr (NT > 3) RS_TOKEN_DOT(3)
+    RS_TOKEN_DOT(0)
+    if constexpr (NT > 1) RS_TOKEN_DOT(1)
+    if constexpr (NT > 2) RS_TOKEN_DOT(2)
+    if constexpr (NT > 3) RS_TOKEN_DOT(3)
 #undef RS_TOKEN_DOT
+  };
+  if constexpr (FastPair<D>::kHas && D::kBlocks == 1) {
+    // Legacy blocks 8 at a time with gathered scales, then pairs.
+    using Block = std::remove_cv_t<std::remove_pointer_t<typename D::Unit>>;
+    const Block* x0 = reinterpret_cast<const Block*>(w0);
+    const Block* x1 = reinterpret_cast<const Block*>(w1);
+    const __m512 none = _mm512_setzero_ps();
+    int64_t b0 = 0;
+    for (; b0 + 8 <= nb; b0 += 8) {
+      constexpr int64_t kB = sizeof(Block);
+      if constexpr (NT <= 2) PrefetchRowPair(w0, w1, b0 * kB, nb * kB, 8 * kB);
+      const __m256 s0 = GatherScales8(x0 + b0), s1 = GatherScales8(x1 + b0);
+#pragma GCC unroll 4
+      for (int p = 0; p < 4; ++p) {
+        const int64_t b = b0 + 2 * p;
+        pair(b, FastPair<D>::Quants(x0 + b, x0 + b + 1), FastPair<D>::Quants(x1 + b, x1 + b + 1), ScalePair(s0, p),
+             ScalePair(s1, p), none, none);
+      }
+    }
+    for (int64_t b = b0; b < nb; b += 2) {
+      constexpr int64_t kB = sizeof(Block);
+      if constexpr (NT <= 2) PrefetchRowPair(w0, w1, b * kB, nb * kB, 2 * kB);
+      pair(b, FastPair<D>::Quants(x0 + b, x0 + b + 1), FastPair<D>::Quants(x1 + b, x1 + b + 1),
+           PairScales(x0[b].d, x0[b + 1].d), PairScales(x1[b].d, x1[b + 1].d), none, none);
+    }
+  } else {
+    typename D::Unit ua0, ub0, ua1, ub1;  // rows 0 and 1 (legacy types: one unit per block of the pair)
+    // A unit's blocks (or a legacy pair) per outer step, unrolled: each block's place in its unit
+    // is a constant, so the decoders' offsets fold into the loads.
+    constexpr int kStep = D::kBlocks == 1 ? 2 : D::kBlocks;
+    for (int64_t b0 = 0; b0 < nb; b0 += kStep) {
+      {
+        const int64_t u = b0 / D::kBlocks;
+        if constexpr (NT <= 2) {  // few tokens: memory-bound; prefetch each row ahead
+          const int64_t unit = UnitBytes<D>(w0);
+          PrefetchRowPair(w0, w1, u * unit, nb / D::kBlocks * unit, kStep / D::kBlocks * unit);
+        }
+        D::Prepare(w0, u, &ua0);
+        D::Prepare(w1, u, &ua1);
+        if constexpr (D::kBlocks == 1) {
+          D::Prepare(w0, u + 1, &ub0);
+          D::Prepare(w1, u + 1, &ub1);
+        }
+      }
+#pragma GCC unroll 8
+      for (int j = 0; j < kStep; j += 2) {
+        __m512i k0, k1;
+        __m512 sc0, sc1, mn0, mn1;
+        if constexpr (FastPair<D>::kHas) {
+          FastPair<D>::Load(ua0, j, &k0, &sc0, &mn0);
+          FastPair<D>::Load(ua1, j, &k1, &sc1, &mn1);
+        } else if constexpr (D::kBlocks == 1) {
+          LoadPair<D>(D::Load(ua0, 0), D::Load(ub0, 0), &k0, &sc0, &mn0);
+          LoadPair<D>(D::Load(ua1, 0), D::Load(ub1, 0), &k1, &sc1, &mn1);
+        } else {
+          LoadPair<D>(D::Load(ua0, j), D::Load(ua0, j + 1), &k0, &sc0, &mn0);
+          LoadPair<D>(D::Load(ua1, j), D::Load(ua1, j + 1), &k1, &sc1, &mn1);
+        }
+        pair(b0 + j, k0, k1, sc0, sc1, mn0, mn1);
+      }
     }
   }
   StoreRowPairs<NT>(y, rows, a00, a10, a01, a11, a02, a12, a03, a13);
@@ -555,7 +600,8 @@ inline void TileVnniK(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qu
   __m512 a00 = _mm512_setzero_ps(), a10 = a00, a01 = a00, a11 = a00, a02 = a00, a12 = a00, a03 = a00, a13 = a00;
   for (int64_t sb = 0; sb < nb / 8; ++sb) {
     if constexpr (NT <= 2) {  // few tokens: memory-bound; prefetch each row ahead
-      PrefetchRowPair<D>(r0 + sb, r1 + sb);
+      constexpr int64_t kB = sizeof(Block);
+      PrefetchRowPair(w0, w1, sb * kB, nb / 8 * kB, kB);
     }
     const IntegerScales s0 = K::Scales(r0 + sb), s1 = K::Scales(r1 + sb);
     __m512i i00 = _mm512_setzero_si512(), i10 = i00, i01 = i00, i11 = i00, i02 = i00, i12 = i00, i03 = i00, i13 = i00;
@@ -679,7 +725,8 @@ inline void TileIntK(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qua
   __m256 a00 = _mm256_setzero_ps(), a10 = a00, a01 = a00, a11 = a00, a02 = a00, a12 = a00, a03 = a00, a13 = a00;
   for (int64_t sb = 0; sb < nb / 8; ++sb) {
     if constexpr (NT <= 2) {  // few tokens: memory-bound; prefetch each row ahead
-      PrefetchRowPair<D>(r0 + sb, r1 + sb);
+      constexpr int64_t kB = sizeof(Block);
+      PrefetchRowPair(w0, w1, sb * kB, nb / 8 * kB, kB);
     }
     const IntegerScales256 s0 = K::Scales(r0 + sb), s1 = K::Scales(r1 + sb);
     __m256i i00 = _mm256_setzero_si256(), i10 = i00, i01 = i00, i11 = i00, i02 = i00, i12 = i00, i03 = i00, i13 = i00;

@@ -73,7 +73,7 @@ BENCHMARK(BM_MatMul)->Apply(MatMulArgs)->UseRealTime()->ArgNames({"type", "n", "
 // The streaming kernel alone on one thread, at any batch size (MatMul switches to sgemm above a threshold).
 void BM_Stream(benchmark::State& state) {
   const auto type = static_cast<WeightType>(state.range(0));
-  const int64_t n = state.range(1), rows = 2048, cols = 768;
+  const int64_t n = state.range(1), rows = state.range(2), cols = 768;
   Weights w = MakeWeights(type, rows, cols);
   std::vector<float> x(n * cols, 0.5f), y(n * rows);
   std::vector<uint8_t> buffer(QuantizedActivationsBytes(n, cols) + 64);
@@ -85,7 +85,7 @@ void BM_Stream(benchmark::State& state) {
   }
   state.counters["GFLOP/s"] = benchmark::Counter(2.0 * n * rows * cols, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
-BENCHMARK(BM_Stream)->ArgsProduct({kTypes, {1, 4, 8, 16, 32, 64, 512}})->ArgNames({"type", "n"});
+BENCHMARK(BM_Stream)->ArgsProduct({kTypes, {1, 4, 8, 16, 32, 64, 512}, {256, 2048}})->ArgNames({"type", "n", "rows"});
 
 void BM_Attention(benchmark::State& state) {
   const int64_t n_keys = state.range(0);
