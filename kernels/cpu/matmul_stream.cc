@@ -200,18 +200,16 @@ using namespace block_decoders;
 // in place fell inside the partner row wherever rows are under 1 KiB, as in a 768-wide model,
 // and left the next tile's second row to demand misses.)
 constexpr int64_t kPrefetchAhead = 3072;
-// Prefetches the `bytes` a tile reads from offset `at` of each of its rows, kPrefetchAhead on.
-inline void PrefetchRowPair(const void* row0, const void* row1, int64_t at, int64_t row_bytes, int64_t bytes) {
-  const int64_t ahead = at + (at + kPrefetchAhead < row_bytes ? kPrefetchAhead : row_bytes + kPrefetchAhead);
-  for (int64_t line = 0; line < (bytes + 63) / 64; ++line) {
-    _mm_prefetch(static_cast<const char*>(row0) + ahead + 64 * line, _MM_HINT_T0);
-    _mm_prefetch(static_cast<const char*>(row1) + ahead + 64 * line, _MM_HINT_T0);
-  }
-}
-// The bytes of one unit (legacy block or super-block) of D's rows.
+// Prefetches the `count` units (legacy blocks or super-blocks) a tile reads from unit u of each of
+// its rows of `units` units, kPrefetchAhead on.
 template <class D>
-inline int64_t UnitBytes(const uint8_t* row) {
-  return D::Bytes(row, 1) - row;
+inline void PrefetchRowPair(const uint8_t* row0, const uint8_t* row1, int64_t u, int64_t units, int64_t count) {
+  const int64_t unit = D::Bytes(row0, 1) - row0, at = u * unit, row_bytes = units * unit;
+  const int64_t ahead = at + (at + kPrefetchAhead < row_bytes ? kPrefetchAhead : row_bytes + kPrefetchAhead);
+  for (int64_t line = 0; line < (count * unit + 63) / 64; ++line) {
+    _mm_prefetch(reinterpret_cast<const char*>(row0) + ahead + 64 * line, _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(row1) + ahead + 64 * line, _MM_HINT_T0);
+  }
 }
 
 // The 2-row x NT-token tiles' results: row i of token J is the sum of accumulator aiJ's lanes.
@@ -260,8 +258,7 @@ inline void TileInt8(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qua
     {
       const int64_t u = b0 / D::kBlocks;
       if constexpr (NT <= 2) {  // few tokens: memory-bound; prefetch each row ahead
-        const int64_t unit = UnitBytes<D>(w0);
-        PrefetchRowPair(w0, w1, u * unit, nb / D::kBlocks * unit, unit);
+        PrefetchRowPair<D>(w0, w1, u, nb / D::kBlocks, 1);
       }
       D::Prepare(w0, u, &unit0);
       D::Prepare(w1, u, &unit1);
@@ -314,8 +311,9 @@ inline void LoadPair(const Int8Block& x, const Int8Block& y, __m512i* q, __m512*
   }
 }
 
-// Two blocks' unsigned bytes, scales and minimums straight into 512-bit registers for the most
-// used types (half the unpacking of two LoadPair halves); the other types combine two Loads.
+// Two blocks' unsigned bytes (Q4_0, Q8_0: their scales come from PairScales or GatherScales8), or
+// with their scales and minimums (K-quants), straight into 512-bit registers for the most used
+// types (half the unpacking of two LoadPair halves); the other types combine two Loads.
 // [d_a x 8 lanes, d_b x 8 lanes] from two fp16 scales.
 inline __m512 PairScales(uint16_t a, uint16_t b) {
   const __m128 d = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(a | (static_cast<uint32_t>(b) << 16))));
@@ -451,8 +449,7 @@ inline void TileVnni(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qua
     const __m512 none = _mm512_setzero_ps();
     int64_t b0 = 0;
     for (; b0 + 8 <= nb; b0 += 8) {
-      constexpr int64_t kB = sizeof(Block);
-      if constexpr (NT <= 2) PrefetchRowPair(w0, w1, b0 * kB, nb * kB, 8 * kB);
+      if constexpr (NT <= 2) PrefetchRowPair<D>(w0, w1, b0, nb, 8);
       const __m256 s0 = GatherScales8(x0 + b0), s1 = GatherScales8(x1 + b0);
 #pragma GCC unroll 4
       for (int p = 0; p < 4; ++p) {
@@ -462,8 +459,7 @@ inline void TileVnni(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qua
       }
     }
     for (int64_t b = b0; b < nb; b += 2) {
-      constexpr int64_t kB = sizeof(Block);
-      if constexpr (NT <= 2) PrefetchRowPair(w0, w1, b * kB, nb * kB, 2 * kB);
+      if constexpr (NT <= 2) PrefetchRowPair<D>(w0, w1, b, nb, 2);
       pair(b, FastPair<D>::Quants(x0 + b, x0 + b + 1), FastPair<D>::Quants(x1 + b, x1 + b + 1),
            PairScales(x0[b].d, x0[b + 1].d), PairScales(x1[b].d, x1[b + 1].d), none, none);
     }
@@ -476,8 +472,7 @@ inline void TileVnni(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qua
       {
         const int64_t u = b0 / D::kBlocks;
         if constexpr (NT <= 2) {  // few tokens: memory-bound; prefetch each row ahead
-          const int64_t unit = UnitBytes<D>(w0);
-          PrefetchRowPair(w0, w1, u * unit, nb / D::kBlocks * unit, kStep / D::kBlocks * unit);
+          PrefetchRowPair<D>(w0, w1, u, nb / D::kBlocks, kStep / D::kBlocks);
         }
         D::Prepare(w0, u, &ua0);
         D::Prepare(w1, u, &ua1);
@@ -600,8 +595,7 @@ inline void TileVnniK(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qu
   __m512 a00 = _mm512_setzero_ps(), a10 = a00, a01 = a00, a11 = a00, a02 = a00, a12 = a00, a03 = a00, a13 = a00;
   for (int64_t sb = 0; sb < nb / 8; ++sb) {
     if constexpr (NT <= 2) {  // few tokens: memory-bound; prefetch each row ahead
-      constexpr int64_t kB = sizeof(Block);
-      PrefetchRowPair(w0, w1, sb * kB, nb / 8 * kB, kB);
+      PrefetchRowPair<D>(w0, w1, sb, nb / 8, 1);
     }
     const IntegerScales s0 = K::Scales(r0 + sb), s1 = K::Scales(r1 + sb);
     __m512i i00 = _mm512_setzero_si512(), i10 = i00, i01 = i00, i11 = i00, i02 = i00, i12 = i00, i03 = i00, i13 = i00;
@@ -725,8 +719,7 @@ inline void TileIntK(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qua
   __m256 a00 = _mm256_setzero_ps(), a10 = a00, a01 = a00, a11 = a00, a02 = a00, a12 = a00, a03 = a00, a13 = a00;
   for (int64_t sb = 0; sb < nb / 8; ++sb) {
     if constexpr (NT <= 2) {  // few tokens: memory-bound; prefetch each row ahead
-      constexpr int64_t kB = sizeof(Block);
-      PrefetchRowPair(w0, w1, sb * kB, nb / 8 * kB, kB);
+      PrefetchRowPair<D>(w0, w1, sb, nb / 8, 1);
     }
     const IntegerScales256 s0 = K::Scales(r0 + sb), s1 = K::Scales(r1 + sb);
     __m256i i00 = _mm256_setzero_si256(), i10 = i00, i01 = i00, i11 = i00, i02 = i00, i12 = i00, i03 = i00, i13 = i00;
