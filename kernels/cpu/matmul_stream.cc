@@ -311,9 +311,6 @@ inline void LoadPair(const Int8Block& x, const Int8Block& y, __m512i* q, __m512*
   }
 }
 
-// Two blocks' unsigned bytes (Q4_0, Q8_0: their scales come from PairScales or GatherScales8), or
-// with their scales and minimums (K-quants), straight into 512-bit registers for the most used
-// types (half the unpacking of two LoadPair halves); the other types combine two Loads.
 // [d_a x 8 lanes, d_b x 8 lanes] from two fp16 scales.
 inline __m512 PairScales(uint16_t a, uint16_t b) {
   const __m128 d = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(a | (static_cast<uint32_t>(b) << 16))));
@@ -331,6 +328,9 @@ inline __m512i NibblePlanes(__m256i v) {
   return _mm512_and_si512(both, _mm512_set1_epi8(0x0f));
 }
 
+// Two blocks' unsigned bytes (Q4_0, Q8_0: their scales come from PairScales or GatherScales8), or
+// with their scales and minimums (K-quants), straight into 512-bit registers for the most used
+// types (half the unpacking of two LoadPair halves); the other types combine two Loads.
 template <class D>
 struct FastPair {
   static constexpr bool kHas = false;
