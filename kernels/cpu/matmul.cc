@@ -45,15 +45,17 @@ void SetBlasThreads(int n) { GetBlas().SetThreads(n); }
 namespace {
 // The parts of a QuantizedActivations buffer, each 64-byte aligned.
 struct ActivationLayout {
-  int64_t quarter_sums, values, lane_scales, sums16, total;
+  int64_t quarter_sums, values, lane_scales, block_scales, sums16, neg_quad_sums, total;
   ActivationLayout(int64_t n, int64_t cols) {
     auto up = [](int64_t v) { return (v + 63) / 64 * 64; };
     const int64_t nb = n * (cols / kQ8BlockSize);
     quarter_sums = up(nb * static_cast<int64_t>(sizeof(BlockQ8_0)));
     values = quarter_sums + up(nb * 8 * 4);
     lane_scales = values + up(n * cols);
-    sums16 = lane_scales + up(nb * 8 * 4);
-    total = sums16 + up(n * (cols / 16) * 2);
+    block_scales = lane_scales + up(nb * 8 * 4);
+    sums16 = block_scales + up(nb * 4);
+    neg_quad_sums = sums16 + up(n * (cols / 16) * 2);
+    total = neg_quad_sums + up(n * cols);  // cols / 4 int32
   }
 };
 }  // namespace
@@ -108,7 +110,9 @@ QuantizedActivations QuantizeActivations(const float* x, int64_t n, int64_t cols
   auto* sums = reinterpret_cast<float*>(base + layout.quarter_sums);
   auto* values = reinterpret_cast<int8_t*>(base + layout.values);
   auto* lane_scales = reinterpret_cast<float*>(base + layout.lane_scales);
+  auto* block_scales = reinterpret_cast<float*>(base + layout.block_scales);
   auto* sums16 = reinterpret_cast<int16_t*>(base + layout.sums16);
+  auto* neg_quad_sums = reinterpret_cast<int32_t*>(base + layout.neg_quad_sums);
   const int64_t nb = cols / kQ8BlockSize;
   for (int64_t t = 0; t < n; ++t) QuantizeRowQ8Shared(x + t * cols, blocks + t * nb, cols, group_blocks);
   for (int64_t b = 0; b < n * nb; ++b) {
@@ -117,12 +121,17 @@ QuantizedActivations QuantizeActivations(const float* x, int64_t n, int64_t cols
     const float d = Fp16ToFp32(blocks[b].d);
     std::copy_n(blocks[b].qs, kQ8BlockSize, values + b * kQ8BlockSize);
     for (int i = 0; i < 8; ++i) lane_scales[8 * b + i] = d;
+    block_scales[b] = d;
     for (int i = 0; i < 4; ++i) sums[8 * b + i] = d * 0.25f * static_cast<float>(s0);
     for (int i = 4; i < 8; ++i) sums[8 * b + i] = d * 0.25f * static_cast<float>(s1);
     sums16[2 * b] = static_cast<int16_t>(s0);
     sums16[2 * b + 1] = static_cast<int16_t>(s1);
+    for (int i = 0; i < 8; ++i) {
+      const int8_t* q = blocks[b].qs + 4 * i;
+      neg_quad_sums[8 * b + i] = -(q[0] + q[1] + q[2] + q[3]);
+    }
   }
-  return {blocks, sums, values, lane_scales, sums16, group_blocks};
+  return {blocks, sums, values, lane_scales, block_scales, sums16, neg_quad_sums, group_blocks};
 }
 
 void DequantizeRows(const WeightView& w, int64_t row_begin, int64_t row_end, float* out) {

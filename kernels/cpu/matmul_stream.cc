@@ -1,6 +1,8 @@
 #include "kernels/cpu/matmul_stream.h"
 
 #include <algorithm>
+#include <bit>
+#include <cstddef>
 #include <cstring>
 #include <type_traits>
 #include <vector>
@@ -328,25 +330,33 @@ inline __m512i NibblePlanes(__m256i v) {
   return _mm512_and_si512(both, _mm512_set1_epi8(0x0f));
 }
 
-// Two blocks' unsigned bytes (Q4_0, Q8_0: their scales come from PairScales or GatherScales8), or
+// Two blocks' unsigned bytes (Q4_0, Q8_0: their scales come from PairScales or Scales8), or
 // with their scales and minimums (K-quants), straight into 512-bit registers for the most used
 // types (half the unpacking of two LoadPair halves); the other types combine two Loads.
 template <class D>
 struct FastPair {
   static constexpr bool kHas = false;
+  static constexpr bool kHighTimes16 = false;
 };
 template <>
 struct FastPair<DecodeQ4_0> {
   static constexpr bool kHas = true;
-  // Raw nibbles (q + 8); the lanes of two blocks' low/high halves put back in element order.
+  // Raw nibbles (q + 8) in element order, the high ones (elements 16-31 of a block) times 16:
+  // [a.qs, a.qs, b.qs, b.qs] by two broadcast loads (load ports, not shuffles), masked with
+  // 0x0f and 0xf0 by turns; TileVnni scales those lanes' sums by 1/16 (exact: a power of two).
+  static constexpr bool kHighTimes16 = true;
   static __m512i Quants(const BlockQ4_0* a, const BlockQ4_0* b) {
-    const __m256i v = _mm256_loadu2_m128i(reinterpret_cast<const __m128i*>(b->qs), reinterpret_cast<const __m128i*>(a->qs));
-    return _mm512_shuffle_i64x2(NibblePlanes(v), NibblePlanes(v), _MM_SHUFFLE(3, 1, 2, 0));
+    const __m512i v = _mm512_inserti64x4(
+        _mm512_castsi256_si512(_mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a->qs)))),
+        _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b->qs))), 1);
+    const int64_t lo = 0x0f0f0f0f0f0f0f0f, hi = static_cast<int64_t>(0xf0f0f0f0f0f0f0f0);
+    return _mm512_and_si512(v, _mm512_set_epi64(hi, hi, lo, lo, hi, hi, lo, lo));
   }
 };
 template <>
 struct FastPair<DecodeQ8_0> {
   static constexpr bool kHas = true;
+  static constexpr bool kHighTimes16 = false;
   static __m512i Quants(const BlockQ8_0* a, const BlockQ8_0* b) {
     const __m512i v = _mm512_inserti64x4(
         _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a->qs))),
@@ -357,6 +367,7 @@ struct FastPair<DecodeQ8_0> {
 template <>
 struct FastPair<DecodeQ4_K> {
   static constexpr bool kHas = true;
+  static constexpr bool kHighTimes16 = false;
   // Blocks j and j + 1 (j even) share 32 bytes: low nibbles, then high.
   static void Load(const DecodeQ4_K::Unit& u, int j, __m512i* q, __m512* scale, __m512* min) {
     *q = NibblePlanes(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(u.x->qs + 16 * j)));
@@ -368,6 +379,7 @@ struct FastPair<DecodeQ4_K> {
 template <>
 struct FastPair<DecodeQ6_K> {
   static constexpr bool kHas = true;
+  static constexpr bool kHighTimes16 = false;
   // Blocks j, j + 1 (j even; k = j % 4 is 0 or 2): low bits from the two 32-byte halves of the
   // half's ql (low nibbles for k = 0, high for k = 2), high bits 2k and 2k + 2 of the same qh.
   // q + 32 of blocks j, j + 1.
@@ -392,8 +404,33 @@ struct FastPair<DecodeQ6_K> {
   }
 };
 
-// Scales of the 8 legacy blocks from x on (each block's fp16 d comes first), as floats: one
-// gather for 8 blocks instead of two scalar loads, a conversion and a permute per pair.
+// Scales of the 8 legacy blocks from x on (each block's fp16 d first, at an even byte offset), as
+// floats: word permutes over the blocks' first bytes, which the quants' loads bring into L1
+// anyway, never reading past the 8 blocks.
+template <class Block>
+inline __m256 Scales8(const Block* x) {
+  constexpr int kB = sizeof(Block);
+  static_assert(offsetof(Block, d) == 0 && kB % 2 == 0, "scales first, at word offsets");
+  constexpr int16_t kW = kB / 2;  // words per block
+  const auto* bytes = reinterpret_cast<const uint8_t*>(x);
+  if constexpr (7 * kB + 2 <= 128 && 8 * kB >= 128) {
+    // All 8 scales within the first 128 bytes (Q4_0): one permute of two loads.
+    const __m512i at = _mm512_set_epi16(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                        7 * kW, 6 * kW, 5 * kW, 4 * kW, 3 * kW, 2 * kW, kW, 0);
+    const __m512i v = _mm512_permutex2var_epi16(_mm512_loadu_si512(bytes), at, _mm512_loadu_si512(bytes + 64));
+    return _mm256_cvtph_ps(_mm512_castsi512_si128(v));
+  } else {
+    // Blocks 0-3 from the first 128 bytes, blocks 4-7 from 128 bytes at block 4 (Q8_0).
+    static_assert(3 * kB + 2 <= 128 && 4 * kB >= 128, "four blocks' scales in 128 bytes within the 8 blocks");
+    const __m512i at = _mm512_set_epi16(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                        3 * kW, 2 * kW, kW, 0, 3 * kW, 2 * kW, kW, 0);
+    const __m512i lo = _mm512_permutex2var_epi16(_mm512_loadu_si512(bytes), at, _mm512_loadu_si512(bytes + 64));
+    const uint8_t* upper = bytes + 4 * kB;
+    const __m512i hi = _mm512_permutex2var_epi16(_mm512_loadu_si512(upper), at, _mm512_loadu_si512(upper + 64));
+    return _mm256_cvtph_ps(_mm512_castsi512_si128(_mm512_mask_blend_epi16(0xf0, lo, hi)));
+  }
+}
+// The same 8 scales by one gather.
 template <class Block>
 inline __m256 GatherScales8(const Block* x) {
   constexpr int kB = sizeof(Block);
@@ -401,34 +438,80 @@ inline __m256 GatherScales8(const Block* x) {
   const __m256i v = _mm256_i32gather_epi32(reinterpret_cast<const int*>(x), at, 1);
   return _mm256_cvtph_ps(_mm256_cvtepi32_epi16(v));
 }
-// [s[2p] x 8 lanes, s[2p + 1] x 8 lanes] of 8 gathered scales.
-inline __m512 ScalePair(__m256 s, int p) {
-  const __m512i at = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi32(2 * p)), _mm256_set1_epi32(2 * p + 1), 1);
-  return _mm512_permutexvar_ps(at, _mm512_castps256_ps512(s));
+// The scales of 8 legacy blocks for a tile of NT tokens: permutes for one token (the gather was a
+// fifth of a Q4_0 token's tile time on Zen 5), the gather for more (on Zen 5, medium model, 4
+// sequences: 3-5 % faster than the permutes with the weights coming from DRAM, though slower with
+// them in L2).
+template <int NT, class Block>
+inline __m256 LegacyScales8(const Block* x) {
+  if constexpr (NT == 1) {
+    return Scales8(x);
+  } else {
+    return GatherScales8(x);
+  }
+}
+
+// 8 blocks' factors f as FactorPair reads them: [f, f / 16] with kHighTimes16 (the lanes of a
+// block's high nibbles, FastPair<DecodeQ4_0>, take f / 16), else f.
+template <bool kHighTimes16>
+inline __m512 FactorTable(__m256 f) {
+  if constexpr (kHighTimes16) {
+    return _mm512_insertf32x8(_mm512_castps256_ps512(f), _mm256_mul_ps(f, _mm256_set1_ps(1.0f / 16)), 1);
+  } else {
+    return _mm512_castps256_ps512(f);
+  }
+}
+// [f[2p] x 8 lanes, f[2p + 1] x 8 lanes] of a FactorTable (lanes 4-7 of each block f / 16 with
+// kHighTimes16).
+template <bool kHighTimes16>
+inline __m512 FactorPair(__m512 table, int p) {
+  const int a = 2 * p, b = 2 * p + 1, ha = kHighTimes16 ? a + 8 : a, hb = kHighTimes16 ? b + 8 : b;
+  return _mm512_permutexvar_ps(_mm512_setr_epi32(a, a, a, a, ha, ha, ha, ha, b, b, b, b, hb, hb, hb, hb), table);
 }
 
 // 2 weight rows x NT (1..4) tokens, nb even; the contract of TileInt8. The symmetric types'
-// offset is taken back in the integers (each dot product starts from -kOffset times the sums of
-// x's 4-byte groups, shared by both rows), so only the affine types add their minimums in floats.
+// offset is taken back in the integers: each dot product starts from -kOffset times the sums of
+// x's 4-byte groups, shared by both rows; for one token xq.neg_quad_sums shifted (no dot product),
+// for more a dot product of x with the offset bytes (the same integers; on Zen 5 with 4 sequences
+// 4 % faster than a further activation stream per token). Only the affine types add their
+// minimums in floats.
 template <class D, int NT>
 inline void TileVnni(const uint8_t* w0, const uint8_t* w1, int64_t nb, const QuantizedActivations& xq, float* y,
                      int64_t rows) {
   static_assert(!D::kAffine || D::kOffset == 0, "an affine type's minimum carries no offset");
-  const __m512i offset = _mm512_set1_epi8(static_cast<char>(D::kOffset));
+  static_assert(D::kAffine || std::has_single_bit(static_cast<unsigned>(D::kOffset)),
+                "the offset is taken back by a shift of x's lane sums");
+  constexpr int kOffsetShift = D::kAffine ? 0 : std::countr_zero(static_cast<unsigned>(D::kOffset));
+  constexpr bool kHighTimes16 = FastPair<D>::kHighTimes16;
   const int64_t cols = nb * 32, lanes = nb * 8;
+  // The offset's power of two per lane: lanes 4-7 of a block 16 times it where its quants are
+  // (kHighTimes16); offset_bytes, the same as a byte per value.
+  const __m512i offset_shift = kHighTimes16
+                                   ? _mm512_setr_epi32(kOffsetShift, kOffsetShift, kOffsetShift, kOffsetShift,
+                                                       kOffsetShift + 4, kOffsetShift + 4, kOffsetShift + 4, kOffsetShift + 4,
+                                                       kOffsetShift, kOffsetShift, kOffsetShift, kOffsetShift,
+                                                       kOffsetShift + 4, kOffsetShift + 4, kOffsetShift + 4, kOffsetShift + 4)
+                                   : _mm512_set1_epi32(kOffsetShift);
+  const __m512i offset_bytes = _mm512_sllv_epi32(_mm512_set1_epi8(static_cast<char>(D::kOffset)),
+                                                 _mm512_sub_epi32(offset_shift, _mm512_set1_epi32(kOffsetShift)));
+  constexpr bool kShiftedSums = NT == 1;
   __m512 a00 = _mm512_setzero_ps(), a10 = a00, a01 = a00, a11 = a00, a02 = a00, a12 = a00, a03 = a00, a13 = a00;
-  // Blocks b, b + 1 of both rows against every token.
-  auto pair = [&](int64_t b, __m512i k0, __m512i k1, __m512 sc0, __m512 sc1, __m512 mn0, __m512 mn1) {
+  // Blocks b, b + 1 of both rows against every token; f0[t], f1[t]: each lane's weight scale
+  // times token t's scale.
+  auto pair = [&](int64_t b, __m512i k0, __m512i k1, const __m512 (&f0)[NT], const __m512 (&f1)[NT], __m512 mn0,
+                  __m512 mn1) {
 #define RS_TOKEN_DOT(J)                                                                           \
   {                                                                                               \
     const __m512i qx = _mm512_loadu_si512(xq.values + J * cols + 32 * b);                         \
-    const __m512 dx = _mm512_loadu_ps(xq.lane_scales + J * lanes + 8 * b);                       \
     __m512i base = _mm512_setzero_si512();                                                        \
-    if constexpr (!D::kAffine) base = _mm512_sub_epi32(base, _mm512_dpbusd_epi32(base, offset, qx)); \
+    if constexpr (!D::kAffine && kShiftedSums)                                                    \
+      base = _mm512_sllv_epi32(_mm512_loadu_si512(xq.neg_quad_sums + J * lanes + 8 * b), offset_shift); \
+    if constexpr (!D::kAffine && !kShiftedSums)                                                   \
+      base = _mm512_sub_epi32(base, _mm512_dpbusd_epi32(base, offset_bytes, qx));                 \
     const __m512i p0 = _mm512_dpbusd_epi32(base, k0, qx);                                         \
     const __m512i p1 = _mm512_dpbusd_epi32(base, k1, qx);                                         \
-    a0##J = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p0), _mm512_mul_ps(sc0, dx), a0##J);               \
-    a1##J = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p1), _mm512_mul_ps(sc1, dx), a1##J);               \
+    a0##J = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p0), f0[J], a0##J);                                \
+    a1##J = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p1), f1[J], a1##J);                                \
     if constexpr (D::kAffine) {                                                                   \
       const __m512 sums = _mm512_loadu_ps(xq.quarter_sums + J * lanes + 8 * b);                   \
       a0##J = _mm512_fmadd_ps(mn0, sums, a0##J);                                                  \
@@ -441,8 +524,19 @@ inline void TileVnni(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qua
     if constexpr (NT > 3) RS_TOKEN_DOT(3)
 #undef RS_TOKEN_DOT
   };
+  // Factors of a pair from the weights' per-lane scales (sc0, sc1) and x's lane scales.
+  auto lane_factors = [&](int64_t b, __m512 sc0, __m512 sc1, __m512 (&f0)[NT], __m512 (&f1)[NT]) {
+    for (int t = 0; t < NT; ++t) {
+      const __m512 dx = _mm512_loadu_ps(xq.lane_scales + t * lanes + 8 * b);
+      f0[t] = _mm512_mul_ps(sc0, dx);
+      f1[t] = _mm512_mul_ps(sc1, dx);
+    }
+  };
   if constexpr (FastPair<D>::kHas && D::kBlocks == 1) {
-    // Legacy blocks 8 at a time with gathered scales, then pairs.
+    // Legacy blocks 8 at a time, their scales picked together (Scales8), then pairs. One token
+    // multiplies them by its 8 block scales at once (a permute and no multiply per pair); more
+    // tokens multiply each pair's permuted scales by their lane scales (one permute per pair,
+    // not one per pair and token). The products are the same either way.
     using Block = std::remove_cv_t<std::remove_pointer_t<typename D::Unit>>;
     const Block* x0 = reinterpret_cast<const Block*>(w0);
     const Block* x1 = reinterpret_cast<const Block*>(w1);
@@ -450,18 +544,38 @@ inline void TileVnni(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qua
     int64_t b0 = 0;
     for (; b0 + 8 <= nb; b0 += 8) {
       if constexpr (NT <= 2) PrefetchRowPair<D>(w0, w1, b0, nb, 8);
-      const __m256 s0 = GatherScales8(x0 + b0), s1 = GatherScales8(x1 + b0);
+      __m256 s0 = LegacyScales8<NT>(x0 + b0), s1 = LegacyScales8<NT>(x1 + b0);
+      if constexpr (NT == 1) {
+        const __m256 dx = _mm256_loadu_ps(xq.block_scales + b0);
+        s0 = _mm256_mul_ps(s0, dx);
+        s1 = _mm256_mul_ps(s1, dx);
+      }
+      const __m512 t0 = FactorTable<kHighTimes16>(s0), t1 = FactorTable<kHighTimes16>(s1);
 #pragma GCC unroll 4
       for (int p = 0; p < 4; ++p) {
         const int64_t b = b0 + 2 * p;
-        pair(b, FastPair<D>::Quants(x0 + b, x0 + b + 1), FastPair<D>::Quants(x1 + b, x1 + b + 1), ScalePair(s0, p),
-             ScalePair(s1, p), none, none);
+        __m512 f0[NT], f1[NT];
+        if constexpr (NT == 1) {
+          f0[0] = FactorPair<kHighTimes16>(t0, p);
+          f1[0] = FactorPair<kHighTimes16>(t1, p);
+        } else {
+          lane_factors(b, FactorPair<kHighTimes16>(t0, p), FactorPair<kHighTimes16>(t1, p), f0, f1);
+        }
+        pair(b, FastPair<D>::Quants(x0 + b, x0 + b + 1), FastPair<D>::Quants(x1 + b, x1 + b + 1), f0, f1, none, none);
       }
     }
     for (int64_t b = b0; b < nb; b += 2) {
       if constexpr (NT <= 2) PrefetchRowPair<D>(w0, w1, b, nb, 2);
-      pair(b, FastPair<D>::Quants(x0 + b, x0 + b + 1), FastPair<D>::Quants(x1 + b, x1 + b + 1),
-           PairScales(x0[b].d, x0[b + 1].d), PairScales(x1[b].d, x1[b + 1].d), none, none);
+      __m512 sc0 = PairScales(x0[b].d, x0[b + 1].d), sc1 = PairScales(x1[b].d, x1[b + 1].d);
+      if constexpr (kHighTimes16) {
+        const __m512 sixteenth = _mm512_setr_ps(1, 1, 1, 1, 1.0f / 16, 1.0f / 16, 1.0f / 16, 1.0f / 16, 1, 1, 1, 1,
+                                                1.0f / 16, 1.0f / 16, 1.0f / 16, 1.0f / 16);
+        sc0 = _mm512_mul_ps(sc0, sixteenth);
+        sc1 = _mm512_mul_ps(sc1, sixteenth);
+      }
+      __m512 f0[NT], f1[NT];
+      lane_factors(b, sc0, sc1, f0, f1);
+      pair(b, FastPair<D>::Quants(x0 + b, x0 + b + 1), FastPair<D>::Quants(x1 + b, x1 + b + 1), f0, f1, none, none);
     }
   } else {
     typename D::Unit ua0, ub0, ua1, ub1;  // rows 0 and 1 (legacy types: one unit per block of the pair)
@@ -495,7 +609,9 @@ inline void TileVnni(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qua
           LoadPair<D>(D::Load(ua0, j), D::Load(ua0, j + 1), &k0, &sc0, &mn0);
           LoadPair<D>(D::Load(ua1, j), D::Load(ua1, j + 1), &k1, &sc1, &mn1);
         }
-        pair(b0 + j, k0, k1, sc0, sc1, mn0, mn1);
+        __m512 f0[NT], f1[NT];
+        lane_factors(b0 + j, sc0, sc1, f0, f1);
+        pair(b0 + j, k0, k1, f0, f1, mn0, mn1);
       }
     }
   }

@@ -20,19 +20,23 @@ namespace radixserve::kernels {
 // `values` and `lane_scales` repeat the blocks' bytes and scales (d in all 8 lanes of a block) for
 // kernels that read two blocks in one 512-bit load. With group_blocks 8 (the weights are K-quants)
 // a super-block's 8 blocks share one scale, and sums16 holds the integer sums of each 16 values,
-// so that the K-quant kernels can take minimums and offsets back in integers.
+// so that the K-quant kernels can take minimums and offsets back in integers. neg_quad_sums holds
+// minus the sum of each 4 values (a dot product's lane), from which the VNNI kernels take a
+// symmetric type's offset back by one shift instead of a dot product per token.
 struct QuantizedActivations {
   const BlockQ8_0* blocks = nullptr;    // [n][cols / 32]
   const float* quarter_sums = nullptr;  // [n][cols / 32][8]
   const int8_t* values = nullptr;       // [n][cols]
   const float* lane_scales = nullptr;   // [n][cols / 32][8]
+  const float* block_scales = nullptr;  // [n][cols / 32]: each block's d as a float
   const int16_t* sums16 = nullptr;      // [n][cols / 16]
+  const int32_t* neg_quad_sums = nullptr;  // [n][cols / 4]
   int group_blocks = 1;                 // blocks of 32 under one scale: 1, or 8
   // The same activations from token t on.
   QuantizedActivations From(int64_t t, int64_t cols) const {
     const int64_t nb = cols / 32;
     return {blocks + t * nb, quarter_sums + t * nb * 8, values + t * cols, lane_scales + t * nb * 8,
-            sums16 + t * (cols / 16), group_blocks};
+            block_scales + t * nb, sums16 + t * (cols / 16), neg_quad_sums + t * (cols / 4), group_blocks};
   }
 };
 // Bytes of the buffer QuantizeActivations needs for n rows of cols values.
