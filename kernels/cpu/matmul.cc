@@ -187,10 +187,8 @@ void MatMulShared(std::span<const MatMulOutput> outputs, const float* x, int64_t
     any_streamed_blocks |= !IsFloatWeight(outputs[i].w->type) && streamed(*outputs[i].w);
   // K-quant weights alone: one activation scale per super-block of 256 (their kernels then sum a
   // super-block in integers); any other block type among the outputs keeps one per 32.
-  bool all_k_quants = cols % 256 == 0;
-  for (size_t i = 0; i < num_out; ++i)
-    all_k_quants &= IsFloatWeight(outputs[i].w->type) || GetWeightTypeInfo(outputs[i].w->type).block_elems == 256;
-  const int group_blocks = all_k_quants ? 8 : 1;
+  int group_blocks = 8;
+  for (size_t i = 0; i < num_out; ++i) group_blocks = std::min(group_blocks, ActivationGroupBlocks(outputs[i].w->type, cols));
   if (any_streamed_blocks)
     xq = QuantizeActivations(x, n, cols, scratch.Quantized(QuantizedActivationsBytes(n, cols)), group_blocks);
   // Large batches of block types: the int8 GEMM where the kernel set has one, x quantised once.

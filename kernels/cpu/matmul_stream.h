@@ -39,6 +39,13 @@ struct QuantizedActivations {
             block_scales + t * nb, sums16 + t * (cols / 16), neg_quad_sums + t * (cols / 4), group_blocks};
   }
 };
+// The activations' scale grouping (QuantizedActivations::group_blocks) that weights of `type` with
+// `cols` columns are streamed against: 8 for K-quants (their kernels sum a super-block of 256 in
+// integers), 1 for the other block types; float weights read x and take either.
+inline int ActivationGroupBlocks(WeightType type, int64_t cols) {
+  if (IsFloatWeight(type)) return 8;
+  return GetWeightTypeInfo(type).block_elems == 256 && cols % 256 == 0 ? 8 : 1;
+}
 // Bytes of the buffer QuantizeActivations needs for n rows of cols values.
 int64_t QuantizedActivationsBytes(int64_t n, int64_t cols);
 // Quantises x [n][cols] into `buffer` (QuantizedActivationsBytes; kernels load it unaligned), with

@@ -78,7 +78,8 @@ void BM_Stream(benchmark::State& state) {
   std::vector<float> x(n * cols, 0.5f), y(n * rows);
   std::vector<uint8_t> buffer(QuantizedActivationsBytes(n, cols) + 64);
   const QuantizedActivations xq = QuantizeActivations(
-      x.data(), n, cols, reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(buffer.data()) + 63) / 64 * 64));
+      x.data(), n, cols, reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(buffer.data()) + 63) / 64 * 64),
+      ActivationGroupBlocks(type, cols));  // as MatMul quantises them for this type
   for (auto _ : state) {
     internal::StreamRows(w.view, x.data(), xq, n, 0, rows, y.data());
     benchmark::DoNotOptimize(y.data());
