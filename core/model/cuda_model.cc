@@ -11,6 +11,7 @@
 #include "kernels/cuda/device.h"
 #include "kernels/cuda/gemm.h"
 #include "kernels/cuda/ops.h"
+#include "kernels/cuda/sampling.h"
 
 namespace radixserve::model {
 
@@ -88,7 +89,7 @@ struct CudaModel::Impl {
   cu::DeviceBuffer k_cache, v_cache;  // [layers][slots][kv_dim]
   // Per-step scratch.
   cu::PinnedBuffer staging;  // the step's int32 inputs, copied in with one transfer
-  cu::DeviceBuffer ints, x, xn, half, q, k, v, attn, gate, up, cos_sin, last, logits;
+  cu::DeviceBuffer ints, x, xn, half, q, k, v, attn, gate, up, cos_sin, last, logits, greedy;
 
   Status Project(const DeviceMatrix& w, const float* in, int64_t T, float* out) {
     RS_RETURN_IF_ERROR(cu::ConvertF32ToF16(in, half.as<uint16_t>(), T * w.cols, stream.get()));
@@ -173,9 +174,18 @@ Status CudaModel::Forward(std::span<const SequenceInput> seqs, std::span<float> 
   RS_RETURN_IF_ERROR(ValidateSequences(c, seqs, num_slots_, &T));
   const int64_t S = static_cast<int64_t>(seqs.size());
   const int64_t out_rows = options.all_logits ? T : S;
-  if (static_cast<int64_t>(logits.size()) != out_rows * c.vocab_size)
+  const bool greedy = !options.greedy_ids.empty() || !options.greedy_logprobs.empty();
+  if (greedy) {
+    if (!logits.empty() || static_cast<int64_t>(options.greedy_ids.size()) != out_rows ||
+        static_cast<int64_t>(options.greedy_logprobs.size()) != out_rows)
+      return Status::InvalidArgument("Forward: a greedy step takes no logits and " + std::to_string(out_rows) +
+                                     " ids and log-probabilities, got " + std::to_string(logits.size()) + ", " +
+                                     std::to_string(options.greedy_ids.size()) + " and " +
+                                     std::to_string(options.greedy_logprobs.size()));
+  } else if (static_cast<int64_t>(logits.size()) != out_rows * c.vocab_size) {
     return Status::InvalidArgument("Forward: logits has " + std::to_string(logits.size()) + " floats, expected " +
                                    std::to_string(out_rows * c.vocab_size));
+  }
   Impl& im = *impl_;
   const cu::Stream st = im.stream.get();
 
@@ -273,7 +283,17 @@ Status CudaModel::Forward(std::span<const SequenceInput> seqs, std::span<float> 
   }
   RS_RETURN_IF_ERROR(cu::RmsNorm(final_in, im.output_norm.as<float>(), c.rms_eps, xn, out_rows, dim, st));
   RS_RETURN_IF_ERROR(im.Project(*im.output, xn, out_rows, im.logits.as<float>()));
-  RS_RETURN_IF_ERROR(cu::CopyToHost(logits.data(), im.logits.data(), logits.size() * sizeof(float), st));
+  if (greedy) {
+    // ids then log-probabilities in one scratch buffer.
+    RS_RETURN_IF_ERROR(Grow(im.greedy, out_rows * (sizeof(int32_t) + sizeof(float))));
+    int32_t* d_ids = im.greedy.as<int32_t>();
+    float* d_logprobs = reinterpret_cast<float*>(d_ids + out_rows);
+    RS_RETURN_IF_ERROR(cu::GreedySample(im.logits.as<float>(), out_rows, c.vocab_size, d_ids, d_logprobs, st));
+    RS_RETURN_IF_ERROR(cu::CopyToHost(options.greedy_ids.data(), d_ids, out_rows * sizeof(int32_t), st));
+    RS_RETURN_IF_ERROR(cu::CopyToHost(options.greedy_logprobs.data(), d_logprobs, out_rows * sizeof(float), st));
+  } else {
+    RS_RETURN_IF_ERROR(cu::CopyToHost(logits.data(), im.logits.data(), logits.size() * sizeof(float), st));
+  }
   return cu::Synchronize(st);
 }
 

@@ -30,6 +30,12 @@ struct ForwardOptions {
   // stage's last layer (required unless this stage is the last; `logits` is then empty).
   std::span<const float> hidden_in;
   std::span<float> hidden_out;
+  // Greedy choice on the device, for backends whose samples_greedy() is true: when greedy_ids is
+  // not empty, `logits` is empty and each output row's lowest-id argmax goes to greedy_ids and its
+  // log-probability (log-softmax of the raw logits) to greedy_logprobs, one per output row, so
+  // that the step returns two numbers a row instead of vocab_size.
+  std::span<int32_t> greedy_ids;
+  std::span<float> greedy_logprobs;
 };
 
 // Checks each sequence against the model and a KV cache of num_slots slots (new tokens present,

@@ -34,6 +34,10 @@ struct SamplingParams {
   bool has_penalties() const {
     return repetition_penalty != 1.0f || frequency_penalty != 0.0f || presence_penalty != 0.0f;
   }
+  // True when Sampler::Sample returns the lowest-id argmax of the raw logits and at most that
+  // token's log-probability (no top logprobs), provided it suppresses no token: what a backend
+  // can choose where the logits are (ModelBackend::samples_greedy).
+  bool is_plain_argmax() const { return is_greedy() && !has_penalties() && logprobs <= 0; }
 
   // Normalises (-1 top_k, tiny temperature) and checks every range; the message names the field.
   Status Validate();

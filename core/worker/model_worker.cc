@@ -104,34 +104,57 @@ Status ModelWorker::RunStep(const sched::ForwardBatch& batch, std::span<const fl
     result->next_token_ids.clear();
     return model_->Forward(seqs_, {}, fo);
   }
-  logits_.resize(static_cast<size_t>(batch.reqs.size()) * vocab);
-  RS_RETURN_IF_ERROR(model_->Forward(seqs_, logits_, fo));
-
-  result->next_token_ids.resize(batch.reqs.size());
   bool any_logprob = false;
   int32_t top_n = 0;
   for (const auto& f : batch.reqs) {
     any_logprob |= f.return_logprob;
     if (f.return_logprob) top_n = std::max(top_n, std::clamp(f.top_logprobs_num, 0, sampling::kMaxTopLogprobs));
   }
-  result->logprobs.assign(any_logprob ? batch.reqs.size() : 0, 0.0f);
-  result->top_n = top_n;
-  result->top_ids.assign(batch.reqs.size() * top_n, -1);
-  result->top_logprobs.assign(batch.reqs.size() * top_n, 0.0f);
-  for (size_t i = 0; i < batch.reqs.size(); ++i) {
+  // Each sampled request's state and parameters, and whether the backend may choose every token.
+  const size_t n = batch.reqs.size();
+  step_states_.assign(n, nullptr);
+  bool device_greedy = model_->samples_greedy() && top_n == 0;
+  for (size_t i = 0; i < n; ++i) {
     const sched::ForwardReq& f = batch.reqs[i];
-    if (!f.sample) {  // a non-final chunk: its token is discarded by the scheduler
+    if (!f.sample) continue;  // a non-final chunk: its token is discarded by the scheduler
+    RS_ASSIGN_OR_RETURN(step_states_[i],
+                        StateFor(batch, f, std::span<const int32_t>(tokens_.data() + f.token_offset, f.extend_len)));
+    const RequestState& st = *step_states_[i];
+    device_greedy &= st.params.is_plain_argmax() && !Suppressing(st);
+  }
+  if (device_greedy) {
+    greedy_ids_.resize(n);
+    greedy_logprobs_.resize(n);
+    fo.greedy_ids = greedy_ids_;
+    fo.greedy_logprobs = greedy_logprobs_;
+    RS_RETURN_IF_ERROR(model_->Forward(seqs_, {}, fo));
+  } else {
+    logits_.resize(n * vocab);
+    RS_RETURN_IF_ERROR(model_->Forward(seqs_, logits_, fo));
+  }
+
+  result->next_token_ids.resize(n);
+  result->logprobs.assign(any_logprob ? n : 0, 0.0f);
+  result->top_n = top_n;
+  result->top_ids.assign(n * top_n, -1);
+  result->top_logprobs.assign(n * top_n, 0.0f);
+  for (size_t i = 0; i < n; ++i) {
+    const sched::ForwardReq& f = batch.reqs[i];
+    RequestState* st = step_states_[i];
+    if (st == nullptr) {
       result->next_token_ids[i] = 0;
       continue;
     }
-    RS_ASSIGN_OR_RETURN(RequestState * st,
-                        StateFor(batch, f, std::span<const int32_t>(tokens_.data() + f.token_offset, f.extend_len)));
-    SamplingParams p = st->params;
-    if (f.return_logprob) p.logprobs = std::max(p.logprobs, std::clamp(f.top_logprobs_num, 0, top_n));
-    std::span<const int32_t> suppress;
-    if (st->generated < p.min_new_tokens && !p.ignore_eos) suppress = eog_ids_;
-    sampling::SampleResult r = sampler_->Sample(p, std::span<float>(logits_.data() + i * vocab, vocab), st->sampler,
-                                                suppress);
+    sampling::SampleResult r;
+    if (device_greedy) {
+      r.token = greedy_ids_[i];
+      r.logprob = greedy_logprobs_[i];
+    } else {
+      SamplingParams p = st->params;
+      if (f.return_logprob) p.logprobs = std::max(p.logprobs, std::clamp(f.top_logprobs_num, 0, top_n));
+      r = sampler_->Sample(p, std::span<float>(logits_.data() + i * vocab, vocab), st->sampler,
+                           Suppressing(*st) ? std::span<const int32_t>(eog_ids_) : std::span<const int32_t>());
+    }
     st->sampler.Accept(r.token);
     ++st->generated;
     result->next_token_ids[i] = r.token;

@@ -4,7 +4,10 @@
 // placeholders from the token it sampled last for a row, runs one Forward over
 // all sequences, and samples each request with its own SamplerState
 // (penalties, seed, temperature, top-k/p, min-p; EOS suppressed until
-// min_new_tokens), returning the chosen token's logprob when asked. Request
+// min_new_tokens), returning the chosen token's logprob when asked. A step whose
+// sampled rows all take the plain argmax (SamplingParams::is_plain_argmax, nothing
+// suppressed) lets a backend that samples greedily (a GPU's) choose them where the
+// logits are, so no logits cross to the host. Request
 // states live as worker.h says: created by new_state, dropped after the step
 // of the batch that releases them.
 // Thread-compatible: one Forward at a time.
@@ -75,6 +78,10 @@ class ModelWorker final : public sched::Worker {
   ModelWorker() = default;
   Result<RequestState*> StateFor(const sched::ForwardBatch& batch, const sched::ForwardReq& f,
                                  std::span<const int32_t> new_tokens);
+  // Whether this step's token must not be an end-of-generation id (before min_new_tokens).
+  bool Suppressing(const RequestState& st) const {
+    return st.generated < st.params.min_new_tokens && !st.params.ignore_eos && !eog_ids_.empty();
+  }
   Status RunStep(const sched::ForwardBatch& batch, std::span<const float> hidden_in, std::vector<float>* hidden_out,
                  sched::ForwardResult* result);
 
@@ -87,6 +94,9 @@ class ModelWorker final : public sched::Worker {
   std::vector<int32_t> tokens_;
   std::vector<model::SequenceInput> seqs_;
   std::vector<float> logits_;
+  std::vector<RequestState*> step_states_;  // per request of the step; null where it samples nothing
+  std::vector<int32_t> greedy_ids_;
+  std::vector<float> greedy_logprobs_;
   std::vector<int32_t> eog_ids_;
   std::unordered_map<uint64_t, std::unique_ptr<RequestState>> states_;
   std::vector<int32_t> prompt_scratch_;

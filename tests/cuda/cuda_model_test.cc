@@ -162,6 +162,48 @@ TEST_F(CudaModelTest, MediumModelMatchesTheCpuForPrefillExtendAndDecode) {
   std::filesystem::remove(path);
 }
 
+// A greedy step (ForwardOptions::greedy_ids) returns each row's lowest-id argmax of the logits the
+// same step returns otherwise, and its log-softmax: the same step twice (its KV writes the same
+// values to the same slots). Bound on the log-probability: the device sums 512 exponentials in
+// float (relative error under 512 x 2^-24, 3e-5), the host here in double: 1e-4.
+TEST_F(CudaModelTest, AGreedyStepReturnsTheArgmaxAndLogSoftmaxOfItsLogits) {
+  auto file = OpenGguf(kShared + "/models/stories260K.gguf");
+  ASSERT_TRUE(file);
+  auto model = CudaModel::Load(file, {.device = 0, .kv_type = KvType::kF16, .num_slots = 256});
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  ASSERT_TRUE((*model)->samples_greedy());
+  const int vocab = (*model)->config().vocab_size;
+  const std::vector<int32_t> p0 = {1, 403, 407, 261}, p1 = {1, 20, 30}, p2 = {1, 300, 301, 302, 303, 99};
+  std::vector<int32_t> slots(13);
+  for (size_t i = 0; i < slots.size(); ++i) slots[i] = static_cast<int32_t>(250 - 7 * i);
+  const std::vector<SequenceInput> seqs = {{0, p0, std::span<const int32_t>(slots.data(), 4)},
+                                           {0, p1, std::span<const int32_t>(slots.data() + 4, 3)},
+                                           {0, p2, std::span<const int32_t>(slots.data() + 7, 6)}};
+  std::vector<float> logits(3 * vocab);
+  ASSERT_TRUE((*model)->Forward(seqs, logits, {}).ok());
+  std::vector<int32_t> ids(3, -1);
+  std::vector<float> logprobs(3, 1.0f);
+  ForwardOptions greedy;
+  greedy.greedy_ids = ids;
+  greedy.greedy_logprobs = logprobs;
+  ASSERT_TRUE((*model)->Forward(seqs, {}, greedy).ok());
+  for (int r = 0; r < 3; ++r) {
+    std::span<const float> row(logits.data() + r * vocab, vocab);
+    EXPECT_EQ(ids[r], ArgMax(row)) << "row " << r;
+    double sum = 0.0;
+    for (float v : row) sum += std::exp(static_cast<double>(v) - row[ArgMax(row)]);
+    EXPECT_NEAR(logprobs[r], -std::log(sum), 1e-4) << "row " << r;
+  }
+  // Sizes that do not match the step, or logits as well, are refused.
+  std::vector<int32_t> two(2);
+  ForwardOptions short_ids;
+  short_ids.greedy_ids = two;
+  short_ids.greedy_logprobs = logprobs;
+  EXPECT_EQ((*model)->Forward(seqs, {}, short_ids).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ((*model)->Forward(seqs, logits, greedy).code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE((*model)->Forward(seqs, logits, {}).ok());
+}
+
 TEST_F(CudaModelTest, BadInputsAreRefusedAndLeaveTheModelServing) {
   auto file = OpenGguf(kShared + "/models/stories260K.gguf");
   ASSERT_TRUE(file);

@@ -274,6 +274,15 @@ TEST(ModelForward, RejectsInvalidInputs) {
   std::vector<float> small(100);
   EXPECT_EQ(run({0, toks, slots}, small).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ((*m)->Forward({}, **kv, logits).code(), StatusCode::kInvalidArgument);
+  // The CPU model returns logits; asked to choose greedy tokens itself it says so (the worker asks
+  // only backends whose samples_greedy() is true).
+  std::vector<int32_t> ids(1);
+  std::vector<float> logprobs(1);
+  ForwardOptions greedy;
+  greedy.greedy_ids = ids;
+  greedy.greedy_logprobs = logprobs;
+  SequenceInput in{0, toks, slots};
+  EXPECT_EQ((*m)->Forward(std::span<const SequenceInput>(&in, 1), **kv, {}, greedy).code(), StatusCode::kUnsupported);
 }
 
 TEST(ModelForward, WarmDecodeStepDoesNotAllocate) {
