@@ -118,6 +118,7 @@ Result<std::unique_ptr<CudaModel>> CudaModel::Load(std::shared_ptr<const gguf::G
   m->device_name_ = info.name + " (sm_" + std::to_string(info.major * 10 + info.minor) + ", " +
                     std::to_string(info.sm_count) + " SMs, " + std::to_string(info.total_bytes >> 30) + " GiB)";
   m->num_slots_ = options.num_slots;
+  m->device_ = options.device;
   m->kv_type_ = options.kv_type;
   RS_ASSIGN_OR_RETURN(m->config_, LlamaConfig::FromGguf(*file));
   const LlamaConfig& c = m->config_;
@@ -172,6 +173,7 @@ Status CudaModel::Forward(std::span<const SequenceInput> seqs, std::span<float> 
   int64_t T = 0;
   const LlamaConfig& c = config_;
   RS_RETURN_IF_ERROR(ValidateSequences(c, seqs, num_slots_, &T));
+  RS_RETURN_IF_ERROR(cu::SetDevice(device_));  // Forward may run on another thread than Load
   const int64_t S = static_cast<int64_t>(seqs.size());
   const int64_t out_rows = options.all_logits ? T : S;
   const bool greedy = !options.greedy_ids.empty() || !options.greedy_logprobs.empty();
@@ -300,6 +302,7 @@ Status CudaModel::Forward(std::span<const SequenceInput> seqs, std::span<float> 
 Status CudaModel::ReadKv(int layer, int64_t slot, std::vector<float>* k, std::vector<float>* v) const {
   if (layer < 0 || layer >= config_.num_layers || slot < 0 || slot >= num_slots_)
     return Status::OutOfRange("ReadKv: layer " + std::to_string(layer) + " slot " + std::to_string(slot));
+  RS_RETURN_IF_ERROR(cu::SetDevice(device_));
   const Impl& im = *impl_;
   const int64_t kvd = config_.kv_dim();
   const size_t elem = kv_type_ == KvType::kF16 ? 2 : 4;

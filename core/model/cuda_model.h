@@ -64,6 +64,7 @@ class CudaModel final : public ModelBackend {
   CudaModel();
   LlamaConfig config_;
   int64_t num_slots_ = 0;
+  int device_ = 0;  // selected again by each call: the CUDA runtime's current device is per thread
   KvType kv_type_ = KvType::kF16;
   std::string device_name_;
   std::unique_ptr<Impl> impl_;

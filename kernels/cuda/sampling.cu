@@ -33,7 +33,7 @@ __global__ void GreedySampleKernel(const float* logits, int64_t vocab, int32_t* 
   } temp;
   __shared__ MaxAt best;
   const float* row = logits + blockIdx.x * vocab;
-  MaxAt mine{-INFINITY, INT32_MAX};
+  MaxAt mine{-INFINITY, 0};  // index 0, not a sentinel: a row of NaNs (every comparison false) gives id 0
   for (int64_t i = threadIdx.x; i < vocab; i += kThreads) mine = MaxAtOp()(mine, MaxAt{row[i], static_cast<int32_t>(i)});
   const MaxAt top = ReduceMax(temp.max).Reduce(mine, MaxAtOp());
   if (threadIdx.x == 0) best = top;
