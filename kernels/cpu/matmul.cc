@@ -13,12 +13,12 @@
 namespace radixserve::kernels {
 namespace {
 
-// Streamed (few-token) loops: about kStreamTasksPerThread tasks per thread (a task's first rows
-// run before its prefetch is ahead of them, and the counter that hands tasks out sits on a line
-// both cores write; a second task each keeps the threads balancing when one is slowed), in whole
-// multiples of kStreamRowsPerTask rows, at most kStreamMaxRowsPerTask. On Zen 5 (medium model,
-// 2 threads, b=1) 32-row tasks ran at 2/3 the speed of two tasks per thread; 4 and 8 per thread
-// lost 5 and 10 %.
+// Streamed (few-token) loops: about kStreamTasksPerThread tasks per thread (the counter that
+// hands tasks out, and the outputs where two tasks meet, sit on lines both cores write; a second
+// task each keeps the threads balancing when one is slowed), in whole multiples of
+// kStreamRowsPerTask rows, at most kStreamMaxRowsPerTask. On Zen 5 (medium model, 2 threads,
+// b=1) 32-row tasks ran at 2/3 the speed of two tasks per thread; 4 and 8 per thread lost 5 and
+// 10 %. (Prefetching each task's first bytes at its start gained nothing.)
 constexpr int64_t kStreamRowsPerTask = 32;
 constexpr int64_t kStreamTasksPerThread = 2;
 constexpr int64_t kStreamMaxRowsPerTask = 512;
