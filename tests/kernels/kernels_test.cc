@@ -230,12 +230,11 @@ TestWeight MakeWeight(WeightType type, int64_t rows, int64_t cols, uint32_t seed
   return t;
 }
 
-TEST_P(MatMulTest, MatchesDoubleReferenceOnDequantizedWeights) {
-  const auto [type, n] = GetParam();
-  // 512 columns: two K-quant super-blocks (a kernel's step from one to the next is checked); 87
-  // rows: odd, not a multiple of any row tile, and the last GEMM task's rows end in a partly
-  // filled 32-row tile.
-  const int64_t rows = 87, cols = 512;
+// MatMul of n tokens by an [87 x cols] `type` weight against a float64 product of the dequantised
+// weights. 87 rows: odd, not a multiple of any row tile, and the last GEMM task's rows end in a
+// partly filled 32-row tile.
+void ExpectMatMulMatchesDoubleReference(WeightType type, int64_t n, int64_t cols) {
+  const int64_t rows = 87;
   const TestWeight tw = MakeWeight(type, rows, cols, 31);
   const WeightView& w = tw.view;
   const std::vector<float>& deq = tw.deq;
@@ -266,8 +265,27 @@ TEST_P(MatMulTest, MatchesDoubleReferenceOnDequantizedWeights) {
       // F32 accumulation in any order is within cols * u * mag (cols <= 768: 4.6e-5 worst case,
       // sqrt(cols) * u ~ 1.7e-6 typical) of a float64 sum: 1e-5 * mag.
       const double tol = x_err + 1e-5 * mag + 1e-6;
-      ASSERT_NEAR(y[t * rows + r], want, tol) << "token " << t << " row " << r;
+      ASSERT_NEAR(y[t * rows + r], want, tol) << "token " << t << " row " << r << " of " << cols << " columns";
     }
+}
+
+TEST_P(MatMulTest, MatchesDoubleReferenceOnDequantizedWeights) {
+  const auto [type, n] = GetParam();
+  // 512 columns: two K-quant super-blocks (a kernel's step from one to the next is checked).
+  ExpectMatMulMatchesDoubleReference(type, n, 512);
+}
+
+// Rows whose block count is not a multiple of 8: 320 columns (10 blocks: the streamed tiles take 8
+// blocks at a time, then a pair) and 352 (11 blocks: odd, the tiles that go block by block).
+TEST(MatMul, BlockCountsOutsideTheTilesStepsMatchTheDoubleReference) {
+  for (WeightType type : kAllWeightTypes) {
+    if (IsFloatWeight(type) || GetWeightTypeInfo(type).block_elems != 32) continue;
+    for (int64_t cols : {320, 352})
+      for (int64_t n : {1, 3}) {
+        SCOPED_TRACE(std::string(GetWeightTypeInfo(type).name) + " n=" + std::to_string(n));
+        ExpectMatMulMatchesDoubleReference(type, n, cols);
+      }
+  }
 }
 
 // The int8 GEMM (large batches) and the streamed int8 dot products (one token) see the same
