@@ -167,17 +167,17 @@ void MatMulShared(std::span<const MatMulOutput> outputs, const float* x, int64_t
   const WeightView& first = *outputs[0].w;
   const int64_t cols = first.cols;
   const bool stream = n <= kMatMulStreamMaxBatch;
-  // sgemm tasks: about two per thread (each call re-packs x, so fewer, larger calls are
-  // cheaper), at most kGemmMaxRowsPerTask rows so a dequantised tile stays small.
   int64_t total_rows = 0;
   for (const MatMulOutput& o : outputs) total_rows += o.w->rows;
   int64_t rows_per_task;
-  if (stream) {
+  if (stream) {  // see kStreamTasksPerThread
     const int64_t even = (total_rows + kStreamTasksPerThread * pool.num_threads() - 1) /
                          (kStreamTasksPerThread * pool.num_threads());
     rows_per_task = std::clamp<int64_t>((even + kStreamRowsPerTask - 1) / kStreamRowsPerTask * kStreamRowsPerTask,
                                         kStreamRowsPerTask, kStreamMaxRowsPerTask);
   } else {
+    // sgemm tasks: about two per thread (each call re-packs x, so fewer, larger calls are
+    // cheaper), at most kGemmMaxRowsPerTask rows so a dequantised tile stays small.
     rows_per_task = (total_rows + 2 * pool.num_threads() - 1) / (2 * pool.num_threads());
     rows_per_task = std::clamp<int64_t>((rows_per_task + 15) / 16 * 16, kGemmMinRowsPerTask, kGemmMaxRowsPerTask);
   }
