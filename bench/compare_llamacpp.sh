@@ -12,8 +12,8 @@
 #        the llama-spm vocabulary), and both engines print 16 greedy ids with an F32 KV cache
 #        (bench/llamacpp/greedy_ids.cc on llama.cpp's side, `radixserve generate --print-ids` on
 #        ours). Random-weight logits are nearly flat, so two engines can part at a near-tie: a fork
-#        passes only where radixserve took llama.cpp's runner-up and llama.cpp's best led it by at
-#        most RADIXSERVE_NEAR_TIE; any other difference is a failure (exit 1).
+#        passes only where radixserve's token trails llama.cpp's best by at most RADIXSERVE_NEAR_TIE
+#        in llama.cpp's own logits; any other difference is a failure (exit 1).
 # speed: the medium generated model in F32, quantized by llama-quantize to each type, measured by
 #        llama-bench (pp512, tg128) and by model_bench (prefill 512; decode at 1, 4, 16 sequences
 #        over 128 and 512 cached tokens), 2 threads each.
@@ -26,10 +26,12 @@ lbuild="${LLAMA_CPP_BUILD:-$src/build}"
 out="${RADIXSERVE_BENCH_DIR:-/tmp/radixserve-llamacpp}"
 threads="${RADIXSERVE_BENCH_THREADS:-2}"
 vocab="${RADIXSERVE_BENCH_VOCAB:-$root/../shared/vocab/ggml-vocab-llama-spm.gguf}"
-# Decisive gap: two engines whose logits agree to about 1e-3 (F32) or to the activations' 8-bit
-# rounding (quantized types, up to a few 1e-2 on these flat outputs) cannot part where the best
-# logit leads by more than this.
-near_tie="${RADIXSERVE_NEAR_TIE:-0.05}"
+# Decisive gap: the widest a pair of logits can part between the two engines' arithmetic. Both
+# quantise the activations to 8 bits for block weights, but not identically (llama.cpp's Q8_K
+# scale against radixserve's per-32 or per-256 FP16 one), and model_reference_test measures
+# their logits up to 0.12 apart on llama.cpp's own quantized files (K-quants; 0.08 for Q8_0);
+# two engines cannot part where the best logit leads by more than this.
+near_tie="${RADIXSERVE_NEAR_TIE:-0.1}"
 mode="${1:-all}"
 mkdir -p "$out"
 [ -x "$bin" ] || { echo "compare_llamacpp.sh: build radixserve first ($bin is missing)" >&2; exit 2; }
@@ -63,17 +65,19 @@ check() {
     verdict="$(python3 - "$theirs" "$ours" "$near_tie" <<'EOF'
 import json, sys
 lines = sys.argv[1].splitlines()
-theirs, gaps, seconds = (json.loads(line) for line in lines[:3])
+theirs, runners = (json.loads(line) for line in lines[:2])
 ours, near = json.loads(sys.argv[2]), float(sys.argv[3])
 fork = next((i for i, (a, b) in enumerate(zip(theirs, ours)) if a != b), None)
+gap = dict(runners[fork]).get(ours[fork]) if fork is not None else None
 if fork is None and len(theirs) == len(ours):
     print("equal")
 elif fork is None:
     print(f"FAIL: {len(ours)} ids against llama.cpp's {len(theirs)}")
-elif gaps[fork] <= near and ours[fork] == seconds[fork]:
-    print(f"equal up to step {fork}; there radixserve takes llama.cpp's runner-up, {gaps[fork]:.3g} behind its best")
+elif gap is not None and gap <= near:
+    print(f"equal up to step {fork}; there radixserve takes a token {gap:.3g} behind llama.cpp's best")
 else:
-    print(f"FAIL: parts at step {fork} (llama.cpp's best leads by {gaps[fork]:.3g}; runner-up {seconds[fork]}, ours {ours[fork]})")
+    shown = "not in llama.cpp's best 9" if gap is None else f"{gap:.3g} behind llama.cpp's best"
+    print(f"FAIL: parts at step {fork} (ours {ours[fork]}, {shown}; llama.cpp took {theirs[fork]})")
 EOF
 )"
     echo "| $type | yes | $verdict |"

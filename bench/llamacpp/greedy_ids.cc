@@ -4,12 +4,13 @@
 // llama.cpp is not a dependency). It decodes the prompt in one batch, then feeds the argmax back
 // one token at a time (first maximum on ties, as radixserve's greedy sampler), and prints
 //   line 1: the generated ids as a JSON array (the format of `radixserve generate --print-ids`);
-//   line 2: each step's gap between the best and the second-best logit, as a JSON array,
-//   line 3: each step's second-best id, as a JSON array,
-// so a caller can tell a fork at a near-tie (the other engine took llama.cpp's runner-up, which
-// trailed by a hair) from a real difference.
+//   line 2: each step's kTop best ids after the first with their gaps below it, as a JSON array
+//           of [[id, gap], ...] per step,
+// so a caller can tell a fork at a near-tie (the other engine took a token that trailed
+// llama.cpp's best by a hair) from a real difference.
 //
 // usage: greedy_ids MODEL.gguf 1,15,27 N_TOKENS [f16|f32] [THREADS]
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -20,20 +21,17 @@
 
 namespace {
 
-struct Best {
-  int id;
-  int second;
-  float gap;  // best minus second best
-};
+constexpr int kTop = 8;  // runners-up reported per step
 
-Best Argmax(const float* row, int n) {
-  int best = 0;
-  for (int i = 1; i < n; ++i)
-    if (row[i] > row[best]) best = i;
-  int second = best == 0 ? 1 : 0;
-  for (int i = 0; i < n; ++i)
-    if (i != best && row[i] > row[second]) second = i;
-  return {best, second, row[best] - row[second]};
+// Ids by logit, best first (the first maximum on ties); the first kTop + 1 of them.
+std::vector<int> Best(const float* row, int n) {
+  std::vector<int> ids(n);
+  for (int i = 0; i < n; ++i) ids[i] = i;
+  const int k = std::min(n, kTop + 1);
+  std::partial_sort(ids.begin(), ids.begin() + k, ids.end(),
+                    [&](int a, int b) { return row[a] > row[b] || (row[a] == row[b] && a < b); });
+  ids.resize(k);
+  return ids;
 }
 
 int Usage() {
@@ -73,8 +71,8 @@ int main(int argc, char** argv) {
   }
   const int n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(model));
 
-  std::vector<int> out, seconds;
-  std::vector<float> gaps;
+  std::vector<int> out;
+  std::string runners_json = "[";
   llama_token next = 0;
   for (int step = 0; step < n_tokens; ++step) {
     llama_batch batch = step == 0 ? llama_batch_get_one(prompt.data(), static_cast<int32_t>(prompt.size()))
@@ -83,21 +81,21 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "error: llama_decode failed at step %d\n", step);
       return 1;
     }
-    const Best best = Argmax(llama_get_logits_ith(ctx, -1), n_vocab);
-    next = best.id;
-    out.push_back(best.id);
-    gaps.push_back(best.gap);
-    seconds.push_back(best.second);
+    const float* row = llama_get_logits_ith(ctx, -1);
+    const std::vector<int> best = Best(row, n_vocab);
+    next = best[0];
+    out.push_back(best[0]);
+    runners_json += step ? ",[" : "[";
+    for (size_t j = 1; j < best.size(); ++j) {
+      char buf[48];
+      std::snprintf(buf, sizeof buf, "%s[%d,%.6g]", j > 1 ? "," : "", best[j], row[best[0]] - row[best[j]]);
+      runners_json += buf;
+    }
+    runners_json += "]";
   }
-  std::string ids_json = "[", gaps_json = "[", seconds_json = "[";
-  for (size_t i = 0; i < out.size(); ++i) {
-    ids_json += (i ? "," : "") + std::to_string(out[i]);
-    seconds_json += (i ? "," : "") + std::to_string(seconds[i]);
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%s%.6g", i ? "," : "", gaps[i]);
-    gaps_json += buf;
-  }
-  std::printf("%s]\n%s]\n%s]\n", ids_json.c_str(), gaps_json.c_str(), seconds_json.c_str());
+  std::string ids_json = "[";
+  for (size_t i = 0; i < out.size(); ++i) ids_json += (i ? "," : "") + std::to_string(out[i]);
+  std::printf("%s]\n%s]\n", ids_json.c_str(), runners_json.c_str());
   llama_free(ctx);
   llama_model_free(model);
   llama_backend_free();
