@@ -65,6 +65,10 @@ int32_t SamplerState::generated_count(int32_t token) const {
 
 bool SamplerState::seen(int32_t token) const { return Find(token) != nullptr; }
 
+void SamplerState::AppendCounts(std::vector<TokenCount>* out) const {
+  for (const Entry& e : entries_) out->push_back({e.token, e.in_prompt ? 1 : 0, e.generated});
+}
+
 Sampler::Sampler(int32_t vocab_size) : vocab_size_(vocab_size), candidates_(vocab_size), probs_(vocab_size) {}
 
 void Sampler::ApplyPenalties(const SamplingParams& p, std::span<float> logits, const SamplerState& state) const {
@@ -74,9 +78,7 @@ void Sampler::ApplyPenalties(const SamplingParams& p, std::span<float> logits, c
   for (const SamplerState::Entry& e : state.entries_) {
     if (e.token < 0 || e.token >= vocab_size_) continue;
     float& l = logits[e.token];
-    if (rep) l = l > 0.0f ? l / p.repetition_penalty : l * p.repetition_penalty;
-    if (freq && e.generated > 0)
-      l -= p.frequency_penalty * static_cast<float>(e.generated) + p.presence_penalty;
+    l = PenalisedLogit(l, p.repetition_penalty, p.frequency_penalty, p.presence_penalty, e.generated);
   }
 }
 
@@ -116,6 +118,7 @@ SampleResult Sampler::Sample(const SamplingParams& p, std::span<float> logits, S
   if (p.is_greedy()) {
     r.token = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
   } else {
+    const double uniform = state.rng().Uniform();
     const float mx = *std::max_element(logits.begin(), logits.end());
     if (mx == kNegInf) {
       r.token = 0;  // everything suppressed: nothing sensible to draw
@@ -149,9 +152,12 @@ SampleResult Sampler::Sample(const SamplingParams& p, std::span<float> logits, S
           if (probs_[candidates_[i]] >= p.min_p) candidates_[keep++] = candidates_[i];
         n = keep;  // the most likely token (probability 1) always stays
       }
+      // The draw walks the kept tokens in id order (row_sampling.h); only a top-k or top-p cut
+      // leaves them in another.
+      if (p.top_k < vocab_size_ || p.top_p < 1.0f) std::sort(candidates_.begin(), candidates_.begin() + n);
       double mass = 0.0;
       for (int32_t i = 0; i < n; ++i) mass += probs_[candidates_[i]];
-      double u = state.rng().Uniform() * mass;
+      double u = uniform * mass;
       r.token = candidates_[n - 1];
       for (int32_t i = 0; i < n; ++i) {
         u -= probs_[candidates_[i]];

@@ -9,6 +9,9 @@
 //   tokens only: logit -= frequency * count + presence * (count > 0).
 // - Logprobs are the log-softmax of the logits AFTER penalties and BEFORE
 //   temperature and truncation (the model's distribution as the request saw it).
+// - The draw walks the kept tokens in id order, and a sampled request takes one uniform
+//   number per token even when every token is suppressed, so that a device sampler given the
+//   same number (row_sampling.h) makes the same choice.
 //
 // SamplerState is the per-request part (RNG, token counts); Sampler owns
 // vocab-sized scratch reused across calls, so sampling does not allocate per
@@ -22,11 +25,10 @@
 #include <vector>
 
 #include "core/sampling/rng.h"
+#include "core/sampling/row_sampling.h"
 #include "core/sampling/sampling_params.h"
 
 namespace radixserve::sampling {
-
-inline constexpr int kMaxTopLogprobs = 20;
 
 // Per-request state: the RNG and how often each token was seen.
 class SamplerState {
@@ -41,6 +43,8 @@ class SamplerState {
 
   int32_t generated_count(int32_t token) const;
   bool seen(int32_t token) const;  // in the prompt or generated
+  // Appends every seen token with its counts (for a sampler elsewhere, as RowSampling ranges).
+  void AppendCounts(std::vector<TokenCount>* out) const;
   Rng& rng() { return rng_; }
 
  private:

@@ -6,12 +6,13 @@
 #include <cstdint>
 #include <string>
 
+#include "core/sampling/row_sampling.h"
 #include "core/util/status.h"
 
 namespace radixserve {
 
 struct SamplingParams {
-  static constexpr int32_t kTopKAll = 1 << 30;
+  static constexpr int32_t kTopKAll = sampling::kTopKAll;
 
   float temperature = 1.0f;         // 0 (or < 1e-6) means greedy
   float top_p = 1.0f;               // (0, 1]
@@ -34,10 +35,6 @@ struct SamplingParams {
   bool has_penalties() const {
     return repetition_penalty != 1.0f || frequency_penalty != 0.0f || presence_penalty != 0.0f;
   }
-  // True when Sampler::Sample returns the lowest-id argmax of the raw logits and at most that
-  // token's log-probability (no top logprobs), provided it suppresses no token: what a backend
-  // can choose where the logits are (ModelBackend::samples_greedy).
-  bool is_plain_argmax() const { return is_greedy() && !has_penalties() && logprobs <= 0; }
 
   // Normalises (-1 top_k, tiny temperature) and checks every range; the message names the field.
   Status Validate();
