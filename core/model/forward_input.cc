@@ -1,5 +1,6 @@
 #include "core/model/forward_input.h"
 
+#include <cmath>
 #include <string>
 
 namespace radixserve::model {
@@ -32,6 +33,29 @@ Status ValidateSequences(const LlamaConfig& c, std::span<const SequenceInput> se
     total += static_cast<int64_t>(in.new_tokens.size());
   }
   *total_tokens = total;
+  return Status::Ok();
+}
+
+Status ValidateDeviceSampling(const DeviceSampling& ds, int64_t out_rows, size_t logits_size) {
+  if (logits_size != 0 || static_cast<int64_t>(ds.rows.size()) != out_rows ||
+      static_cast<int64_t>(ds.out.size()) != out_rows)
+    return Status::InvalidArgument("Forward: a step that samples on the device takes no logits and " +
+                                   std::to_string(out_rows) + " rows and outputs, got " + std::to_string(logits_size) +
+                                   " logits, " + std::to_string(ds.rows.size()) + " rows and " +
+                                   std::to_string(ds.out.size()) + " outputs");
+  auto inside = [](int32_t begin, int32_t size, size_t list) {
+    return begin >= 0 && size >= 0 && static_cast<size_t>(begin) + static_cast<size_t>(size) <= list;
+  };
+  for (size_t r = 0; r < ds.rows.size(); ++r) {
+    const sampling::RowSampling& s = ds.rows[r];
+    const bool ok = inside(s.counts_begin, s.counts_size, ds.counts.size()) &&
+                    inside(s.suppressed_begin, s.suppressed_size, ds.suppressed.size()) &&
+                    s.top_logprobs >= 0 && s.top_logprobs <= sampling::kMaxTopLogprobs && std::isfinite(s.temperature) &&
+                    s.temperature >= 0.0f && s.top_k >= 1 && s.top_p > 0.0f && s.top_p <= 1.0f &&
+                    s.min_p >= 0.0f && s.min_p <= 1.0f && s.repetition_penalty > 0.0f && s.uniform >= 0.0 &&
+                    s.uniform < 1.0;
+    if (!ok) return Status::InvalidArgument("Forward: sampling row " + std::to_string(r) + " is out of range");
+  }
   return Status::Ok();
 }
 

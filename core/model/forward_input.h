@@ -7,6 +7,7 @@
 #include <span>
 
 #include "core/model/llama_config.h"
+#include "core/sampling/row_sampling.h"
 #include "core/util/status.h"
 
 namespace radixserve::model {
@@ -19,6 +20,8 @@ struct SequenceInput {
   std::span<const int32_t> slots;  // size cached_len + new_tokens.size()
 };
 
+struct DeviceSampling;
+
 struct ForwardOptions {
   // false: logits are [num_seqs][vocab] for each sequence's last token.
   // true: logits are [total new tokens][vocab], sequences in order.
@@ -30,12 +33,17 @@ struct ForwardOptions {
   // stage's last layer (required unless this stage is the last; `logits` is then empty).
   std::span<const float> hidden_in;
   std::span<float> hidden_out;
-  // Greedy choice on the device, for backends whose samples_greedy() is true: when greedy_ids is
-  // not empty, `logits` is empty and each output row's lowest-id argmax goes to greedy_ids and its
-  // log-probability (log-softmax of the raw logits) to greedy_logprobs, one per output row, so
-  // that the step returns two numbers a row instead of vocab_size.
-  std::span<int32_t> greedy_ids;
-  std::span<float> greedy_logprobs;
+  // Sampling where the logits are, for backends whose samples_on_device() is true: when set,
+  // `logits` is empty and output row r is sampled as sampling->rows[r] says (row_sampling.h),
+  // its result in sampling->out[r], so that a step returns a few numbers a row, not vocab_size.
+  const DeviceSampling* sampling = nullptr;
+};
+
+struct DeviceSampling {
+  std::span<const sampling::RowSampling> rows;  // one per output row
+  std::span<const sampling::TokenCount> counts;  // the rows' penalty counts
+  std::span<const int32_t> suppressed;           // the rows' suppressed token ids
+  std::span<sampling::RowSample> out;            // one per output row
 };
 
 // Checks each sequence against the model and a KV cache of num_slots slots (new tokens present,
@@ -43,5 +51,9 @@ struct ForwardOptions {
 // context) and sets *total_tokens to the batch's new tokens. Does not allocate unless it fails.
 Status ValidateSequences(const LlamaConfig& config, std::span<const SequenceInput> seqs, int64_t num_slots,
                          int64_t* total_tokens);
+
+// Checks a step that samples on the device: no logits, a row and an output per output row, each
+// row's ranges inside the step's lists and its parameters in range (a backend reads them blind).
+Status ValidateDeviceSampling(const DeviceSampling& ds, int64_t out_rows, size_t logits_size);
 
 }  // namespace radixserve::model

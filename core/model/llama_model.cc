@@ -109,8 +109,8 @@ Status LlamaModel::Validate(std::span<const SequenceInput> seqs, const KvCache& 
   const LlamaConfig& c = config_;
   if (kv.num_layers() != kv_config_.num_layers || kv.kv_dim() != kv_config_.kv_dim())
     return Status::InvalidArgument("Forward: KV cache shape does not match the model");
-  if (!options.greedy_ids.empty() || !options.greedy_logprobs.empty())
-    return Status::Unsupported("Forward: the CPU model returns logits; it does not choose greedy tokens itself");
+  if (options.sampling != nullptr)
+    return Status::Unsupported("Forward: the CPU model returns logits; it does not sample itself");
   int64_t total = 0;
   RS_RETURN_IF_ERROR(ValidateSequences(c, seqs, kv.num_slots(), &total));
   const int64_t hidden = total * c.dim;

@@ -24,8 +24,8 @@ struct ModelBackend {
   // Runs the batch over the backend's KV cache (see LlamaModel::Forward); logits are host memory.
   virtual Status Forward(std::span<const SequenceInput> seqs, std::span<float> logits,
                          const ForwardOptions& options) = 0;
-  // Whether Forward takes ForwardOptions::greedy_ids (chooses greedy tokens where the logits are).
-  virtual bool samples_greedy() const { return false; }
+  // Whether Forward takes ForwardOptions::sampling (samples where the logits are).
+  virtual bool samples_on_device() const { return false; }
   // For logs: "cpu (avx2, 2 threads)", "cuda: NVIDIA H200 (sm_90, ...)".
   virtual std::string Describe() const = 0;
 };

@@ -110,23 +110,38 @@ Status ModelWorker::RunStep(const sched::ForwardBatch& batch, std::span<const fl
     any_logprob |= f.return_logprob;
     if (f.return_logprob) top_n = std::max(top_n, std::clamp(f.top_logprobs_num, 0, sampling::kMaxTopLogprobs));
   }
-  // Each sampled request's state and parameters, and whether the backend may choose every token.
+  // Each sampled request's state; the parameters each output row samples with.
   const size_t n = batch.reqs.size();
   step_states_.assign(n, nullptr);
-  bool device_greedy = model_->samples_greedy() && top_n == 0;
+  auto params_of = [&](size_t i) {
+    SamplingParams p = step_states_[i]->params;
+    const sched::ForwardReq& f = batch.reqs[i];
+    if (f.return_logprob) p.logprobs = std::max(p.logprobs, std::clamp(f.top_logprobs_num, 0, top_n));
+    return p;
+  };
   for (size_t i = 0; i < n; ++i) {
     const sched::ForwardReq& f = batch.reqs[i];
     if (!f.sample) continue;  // a non-final chunk: its token is discarded by the scheduler
     RS_ASSIGN_OR_RETURN(step_states_[i],
                         StateFor(batch, f, std::span<const int32_t>(tokens_.data() + f.token_offset, f.extend_len)));
-    const RequestState& st = *step_states_[i];
-    device_greedy &= st.params.is_plain_argmax() && !Suppressing(st);
   }
-  if (device_greedy) {
-    greedy_ids_.resize(n);
-    greedy_logprobs_.resize(n);
-    fo.greedy_ids = greedy_ids_;
-    fo.greedy_logprobs = greedy_logprobs_;
+  const bool on_device = model_->samples_on_device();
+  if (on_device) {
+    // Rows that sample nothing take a plain argmax (discarded); the others draw from their
+    // request's generator here, in request order, as the host sampler would.
+    device_rows_.assign(n, sampling::RowSampling{});
+    device_counts_.clear();
+    device_suppressed_.clear();
+    for (size_t i = 0; i < n; ++i) {
+      RequestState* st = step_states_[i];
+      if (st == nullptr) continue;
+      device_rows_[i] = sampling::MakeRowSampling(
+          params_of(i), st->sampler, Suppressing(*st) ? std::span<const int32_t>(eog_ids_) : std::span<const int32_t>(),
+          &device_counts_, &device_suppressed_);
+    }
+    device_out_.resize(n);
+    const model::DeviceSampling ds{device_rows_, device_counts_, device_suppressed_, device_out_};
+    fo.sampling = &ds;
     RS_RETURN_IF_ERROR(model_->Forward(seqs_, {}, fo));
   } else {
     logits_.resize(n * vocab);
@@ -146,13 +161,14 @@ Status ModelWorker::RunStep(const sched::ForwardBatch& batch, std::span<const fl
       continue;
     }
     sampling::SampleResult r;
-    if (device_greedy) {
-      r.token = greedy_ids_[i];
-      r.logprob = greedy_logprobs_[i];
+    if (on_device) {
+      const sampling::RowSample& d = device_out_[i];
+      r.token = d.token;
+      r.logprob = d.logprob;
+      r.num_top = device_rows_[i].top_logprobs;
+      for (int32_t k = 0; k < r.num_top; ++k) r.top[k] = {d.top_ids[k], d.top_logprobs[k]};
     } else {
-      SamplingParams p = st->params;
-      if (f.return_logprob) p.logprobs = std::max(p.logprobs, std::clamp(f.top_logprobs_num, 0, top_n));
-      r = sampler_->Sample(p, std::span<float>(logits_.data() + i * vocab, vocab), st->sampler,
+      r = sampler_->Sample(params_of(i), std::span<float>(logits_.data() + i * vocab, vocab), st->sampler,
                            Suppressing(*st) ? std::span<const int32_t>(eog_ids_) : std::span<const int32_t>());
     }
     st->sampler.Accept(r.token);

@@ -4,10 +4,11 @@
 // placeholders from the token it sampled last for a row, runs one Forward over
 // all sequences, and samples each request with its own SamplerState
 // (penalties, seed, temperature, top-k/p, min-p; EOS suppressed until
-// min_new_tokens), returning the chosen token's logprob when asked. A step whose
-// sampled rows all take the plain argmax (SamplingParams::is_plain_argmax, nothing
-// suppressed) lets a backend that samples greedily (a GPU's) choose them where the
-// logits are, so no logits cross to the host. Request
+// min_new_tokens), returning the chosen token's logprob when asked. With a backend
+// that samples where the logits are (a GPU's: samples_on_device()), each row goes
+// down as a RowSampling (its parameters, penalty counts and the uniform its
+// generator drew here), so no logits cross to the host and the tokens are the
+// host sampler's. Request
 // states live as worker.h says: created by new_state, dropped after the step
 // of the batch that releases them.
 // Thread-compatible: one Forward at a time.
@@ -20,6 +21,7 @@
 #include "core/model/kv_cache.h"
 #include "core/model/llama_model.h"
 #include "core/model/model_backend.h"
+#include "core/sampling/row_sampler.h"
 #include "core/sampling/sampler.h"
 #include "core/scheduler/worker.h"
 
@@ -95,8 +97,11 @@ class ModelWorker final : public sched::Worker {
   std::vector<model::SequenceInput> seqs_;
   std::vector<float> logits_;
   std::vector<RequestState*> step_states_;  // per request of the step; null where it samples nothing
-  std::vector<int32_t> greedy_ids_;
-  std::vector<float> greedy_logprobs_;
+  // A device-sampling step's rows, their lists and results (reused: no allocation once warm).
+  std::vector<sampling::RowSampling> device_rows_;
+  std::vector<sampling::TokenCount> device_counts_;
+  std::vector<int32_t> device_suppressed_;
+  std::vector<sampling::RowSample> device_out_;
   std::vector<int32_t> eog_ids_;
   std::unordered_map<uint64_t, std::unique_ptr<RequestState>> states_;
   std::vector<int32_t> prompt_scratch_;

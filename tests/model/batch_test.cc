@@ -274,15 +274,15 @@ TEST(ModelForward, RejectsInvalidInputs) {
   std::vector<float> small(100);
   EXPECT_EQ(run({0, toks, slots}, small).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ((*m)->Forward({}, **kv, logits).code(), StatusCode::kInvalidArgument);
-  // The CPU model returns logits; asked to choose greedy tokens itself it says so (the worker asks
-  // only backends whose samples_greedy() is true).
-  std::vector<int32_t> ids(1);
-  std::vector<float> logprobs(1);
-  ForwardOptions greedy;
-  greedy.greedy_ids = ids;
-  greedy.greedy_logprobs = logprobs;
+  // The CPU model returns logits; asked to sample itself it says so (the worker asks only
+  // backends whose samples_on_device() is true).
+  sampling::RowSampling row;
+  sampling::RowSample out;
+  const DeviceSampling ds{std::span<const sampling::RowSampling>(&row, 1), {}, {}, std::span<sampling::RowSample>(&out, 1)};
+  ForwardOptions on_device;
+  on_device.sampling = &ds;
   SequenceInput in{0, toks, slots};
-  EXPECT_EQ((*m)->Forward(std::span<const SequenceInput>(&in, 1), **kv, {}, greedy).code(), StatusCode::kUnsupported);
+  EXPECT_EQ((*m)->Forward(std::span<const SequenceInput>(&in, 1), **kv, {}, on_device).code(), StatusCode::kUnsupported);
 }
 
 TEST(ModelForward, WarmDecodeStepDoesNotAllocate) {

@@ -1,7 +1,7 @@
 // The scheduler with the real CPU model (stories260K): greedy outputs are identical whether
 // requests run alone or concurrently, with or without prefix hits, chunked or not, retracted
-// or not, paged or not, in the normal or the overlap loop; and over a backend that chooses greedy
-// tokens itself (as a GPU's does), the same tokens as the host sampler's.
+// or not, paged or not, in the normal or the overlap loop; and over a backend that samples where
+// the logits are (as a GPU's does), the same tokens as the host sampler's.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include <random>
 
 #include "core/gguf/gguf_reader.h"
+#include "core/sampling/row_sampler.h"
 #include "core/scheduler/scheduler.h"
 #include "core/worker/model_worker.h"
 #include "plugins/cache/radix/radix_cache.h"
@@ -47,47 +48,44 @@ SchedulerConfig Base() {
   return c;
 }
 
-// The CPU backend, choosing greedy tokens itself when asked (ForwardOptions::greedy_ids) as the
-// CUDA backend does on its GPU: the lowest-id argmax of the logits and its log-softmax. Counts the
-// steps that asked for logits and those that asked for greedy tokens.
-class GreedyChoosingBackend final : public model::ModelBackend {
+// The CPU backend, sampling "where the logits are" when asked (ForwardOptions::sampling) as the
+// CUDA backend does on its GPU, by the contract's host form (RowSampler). Counts the steps that
+// asked for logits and those that asked for samples.
+class DeviceSamplingBackend final : public model::ModelBackend {
  public:
-  GreedyChoosingBackend(std::unique_ptr<model::ModelBackend> inner, int* logit_steps, int* greedy_steps)
-      : inner_(std::move(inner)), logit_steps_(logit_steps), greedy_steps_(greedy_steps) {}
+  DeviceSamplingBackend(std::unique_ptr<model::ModelBackend> inner, int* logit_steps, int* sampled_steps)
+      : inner_(std::move(inner)), logit_steps_(logit_steps), sampled_steps_(sampled_steps),
+        row_sampler_(inner_->config().vocab_size) {}
   const model::LlamaConfig& config() const override { return inner_->config(); }
   bool last_stage() const override { return true; }
-  bool samples_greedy() const override { return true; }
-  std::string Describe() const override { return "greedy-choosing " + inner_->Describe(); }
+  bool samples_on_device() const override { return true; }
+  std::string Describe() const override { return "device-sampling " + inner_->Describe(); }
   Status Forward(std::span<const model::SequenceInput> seqs, std::span<float> logits,
                  const model::ForwardOptions& options) override {
-    if (options.greedy_ids.empty()) {
+    if (options.sampling == nullptr) {
       ++*logit_steps_;
       return inner_->Forward(seqs, logits, options);
     }
-    ++*greedy_steps_;
+    ++*sampled_steps_;
     EXPECT_TRUE(logits.empty());
-    EXPECT_EQ(options.greedy_logprobs.size(), options.greedy_ids.size());
-    const int64_t vocab = config().vocab_size, rows = static_cast<int64_t>(options.greedy_ids.size());
+    const model::DeviceSampling& ds = *options.sampling;
+    EXPECT_EQ(ds.rows.size(), ds.out.size());
+    const int64_t vocab = config().vocab_size, rows = static_cast<int64_t>(ds.rows.size());
     all_.resize(rows * vocab);
     model::ForwardOptions plain = options;
-    plain.greedy_ids = {};
-    plain.greedy_logprobs = {};
+    plain.sampling = nullptr;
     if (Status s = inner_->Forward(seqs, all_, plain); !s.ok()) return s;
-    for (int64_t r = 0; r < rows; ++r) {
-      const float* row = all_.data() + r * vocab;
-      const int64_t best = std::max_element(row, row + vocab) - row;  // the first of equal maxima
-      double sum = 0.0;
-      for (int64_t i = 0; i < vocab; ++i) sum += std::exp(static_cast<double>(row[i] - row[best]));
-      options.greedy_ids[r] = static_cast<int32_t>(best);
-      options.greedy_logprobs[r] = static_cast<float>(-std::log(sum));
-    }
+    for (int64_t r = 0; r < rows; ++r)
+      ds.out[r] = row_sampler_.Sample(ds.rows[r], std::span<float>(all_.data() + r * vocab, vocab), ds.counts,
+                                      ds.suppressed);
     return Status::Ok();
   }
 
  private:
   std::unique_ptr<model::ModelBackend> inner_;
   int* logit_steps_;
-  int* greedy_steps_;
+  int* sampled_steps_;
+  sampling::RowSampler row_sampler_;
   std::vector<float> all_;
 };
 
@@ -95,24 +93,24 @@ struct Outcome {
   std::map<uint64_t, V> tokens;
   std::map<uint64_t, int32_t> cached;
   sched::SchedulerStats stats;
-  int logit_steps = 0, greedy_steps = 0;  // of a GreedyChoosingBackend
+  int logit_steps = 0, sampled_steps = 0;  // of a DeviceSamplingBackend
 };
 
 constexpr int32_t kMaxNew = 20;
 
 // Runs the waves one after another (each wave submitted at once) on one scheduler: greedy
 // requests of kMaxNew tokens unless `sampling` gives a request other parameters; over a
-// GreedyChoosingBackend if greedy_backend.
+// DeviceSamplingBackend if device_sampling.
 Outcome RunWaves(const SchedulerConfig& cfg, const std::vector<std::map<uint64_t, V>>& waves, bool lpm = false,
-                 bool greedy_backend = false, const std::map<uint64_t, SamplingParams>& sampling = {}) {
+                 bool device_sampling = false, const std::map<uint64_t, SamplingParams>& sampling = {}) {
   Outcome o;
   const int64_t slots = cfg.max_total_tokens + cfg.page_size + 1;
   Result<std::unique_ptr<ModelWorker>> worker = Status::Internal("unset");
-  if (greedy_backend) {
+  if (device_sampling) {
     auto cpu = model::MakeCpuBackend(Model(), slots);
     EXPECT_TRUE(cpu.ok()) << cpu.status().ToString();
     worker = ModelWorker::Create(
-        std::make_unique<GreedyChoosingBackend>(std::move(cpu).value(), &o.logit_steps, &o.greedy_steps),
+        std::make_unique<DeviceSamplingBackend>(std::move(cpu).value(), &o.logit_steps, &o.sampled_steps),
         cfg.max_running_requests, cfg.max_req_len + 2);
   } else {
     worker = ModelWorker::Create(Model(), slots, cfg.max_running_requests, cfg.max_req_len + 2);
@@ -228,41 +226,50 @@ TEST_F(ModelWorkerTest, PagedEqualsAlone) {
   }
 }
 
-TEST_F(ModelWorkerTest, ABackendChoosingGreedyTokensGivesTheHostSamplersTokens) {
-  Outcome o = RunWaves(Base(), {prompts_}, false, /*greedy_backend=*/true);
+TEST_F(ModelWorkerTest, ABackendSamplingOnTheDeviceGivesTheHostSamplersGreedyTokens) {
+  Outcome o = RunWaves(Base(), {prompts_}, false, /*device_sampling=*/true);
   EXPECT_EQ(o.tokens, alone_);
-  EXPECT_GT(o.greedy_steps, 0);
-  EXPECT_EQ(o.logit_steps, 0);  // every step's rows take the plain argmax
+  EXPECT_GT(o.sampled_steps, 0);
+  EXPECT_EQ(o.logit_steps, 0);  // no step brings logits back
 }
 
-TEST_F(ModelWorkerTest, AStepWithASampledRequestTakesTheLogits) {
-  // One request drawn at temperature 0.7 with a seed and top-k, another greedy with a repetition
-  // penalty; both end early, after which the steps are plain argmax again.
+TEST_F(ModelWorkerTest, ABackendSamplingOnTheDeviceGivesTheHostSamplersDraws) {
+  // Seeded draws at temperature with top-k, with top-p and min-p and penalties, and a greedy
+  // request with a repetition penalty, among the greedy ones: the same tokens either way.
   std::map<uint64_t, V> wave = prompts_;
   wave[50] = prompts_[2];
   wave[51] = prompts_[3];
+  wave[52] = prompts_[4];
   std::map<uint64_t, SamplingParams> sampling;
   SamplingParams drawn;
   drawn.temperature = 0.7f;
   drawn.top_k = 40;
   drawn.seed = 3;
   drawn.has_seed = true;
-  drawn.max_new_tokens = 5;
+  drawn.max_new_tokens = 12;
   drawn.ignore_eos = true;
+  SamplingParams nucleus = drawn;
+  nucleus.temperature = 1.2f;
+  nucleus.top_k = -1;
+  nucleus.top_p = 0.8f;
+  nucleus.min_p = 0.02f;
+  nucleus.frequency_penalty = 0.5f;
+  nucleus.presence_penalty = 0.3f;
   SamplingParams penalised;
   penalised.temperature = 0;
   penalised.repetition_penalty = 1.3f;
-  penalised.max_new_tokens = 5;
+  penalised.max_new_tokens = 12;
   penalised.ignore_eos = true;
   sampling[50] = drawn;
-  sampling[51] = penalised;
+  sampling[51] = nucleus;
+  sampling[52] = penalised;
   Outcome host = RunWaves(Base(), {wave}, false, false, sampling);
-  Outcome chosen = RunWaves(Base(), {wave}, false, /*greedy_backend=*/true, sampling);
-  EXPECT_EQ(chosen.tokens, host.tokens);
-  for (const auto& [rid, p] : prompts_) EXPECT_EQ(chosen.tokens[rid], alone_[rid]) << rid;
-  EXPECT_EQ(chosen.tokens[50].size(), 5u);
-  EXPECT_GT(chosen.logit_steps, 0);   // while 50 or 51 ran
-  EXPECT_GT(chosen.greedy_steps, 0);  // after they ended
+  Outcome device = RunWaves(Base(), {wave}, false, /*device_sampling=*/true, sampling);
+  EXPECT_EQ(device.tokens, host.tokens);
+  for (const auto& [rid, p] : prompts_) EXPECT_EQ(device.tokens[rid], alone_[rid]) << rid;
+  EXPECT_EQ(device.tokens[50].size(), 12u);
+  EXPECT_NE(host.tokens[50], host.tokens[51]);  // the draws are not all one token
+  EXPECT_EQ(device.logit_steps, 0);
 }
 
 }  // namespace
