@@ -4,8 +4,9 @@
 // host work), and the fraction of the HBM bandwidth the step reaches reading the weights once.
 //   cuda_model_bench [--batches 1,32,256] [--cached 128] [--prefill 512] [--steps 20] [--hbm-tbs 4.3]
 // The split times the step's GEMMs and attention calls alone, with the step's shapes, on the same
-// stream; "rest" is the step minus both. "greedy tok/s": the same steps choosing the tokens on the
-// device (ForwardOptions::greedy_ids), so no logits come back to the host.
+// stream; "rest" is the step minus both. "greedy tok/s" and "drawn tok/s": the same steps sampling
+// on the device (ForwardOptions::sampling), greedy, then temperature 0.8 with top-k 40 and top-p
+// 0.9 (a sort of every row), so no logits come back to the host.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -68,12 +69,13 @@ int main(int argc, char** argv) {
   auto spec = rs::modelgen::SpecForSize("medium");
   if (!spec.ok()) return Fail(spec.status());
   spec->weights = rs::modelgen::WeightTypes::All(rs::gguf::TensorType::kF16);
-  spec->context = std::max<uint32_t>(spec->context, static_cast<uint32_t>(std::max(prefill, cached + steps + 1)));
+  // Positions: the logits steps, then the greedy and the drawn ones, continuing.
+  const int64_t row_len = std::max(prefill, cached + 3 * steps + 1);
+  spec->context = std::max<uint32_t>(spec->context, static_cast<uint32_t>(row_len));
   if (rs::Status s = rs::modelgen::GenerateModel(*spec, path); !s.ok()) return Fail(s);
   auto file = rs::gguf::GgufFile::Open(path);
   if (!file.ok()) return Fail(file.status());
   std::shared_ptr<const rs::gguf::GgufFile> shared(std::move(file).value());
-  const int64_t row_len = std::max(prefill, cached + 2 * steps + 1);  // logits steps, then greedy steps
   const int64_t num_slots = int64_t{max_batch} * row_len;
   auto model = rs::model::CudaModel::Load(shared, {.device = 0, .kv_type = rs::model::KvType::kF16, .num_slots = num_slots});
   if (!model.ok()) return Fail(model.status());
@@ -108,8 +110,8 @@ int main(int argc, char** argv) {
       2.0 * (double(c.num_layers) * (double(c.q_dim()) * c.dim * 2 + 2.0 * c.kv_dim() * c.dim + 3.0 * c.ffn_dim * c.dim) +
              double(c.vocab_size) * c.dim);
   std::printf("| batch | cached | decode tok/s | step ms | GEMM ms | attention ms | rest ms | weights GB/s | of HBM | "
-              "greedy tok/s |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+              "greedy tok/s | drawn tok/s |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
   auto gemm = cu::Gemm::Create(nullptr);
   if (!gemm.ok()) return Fail(gemm.status());
   for (int B : sizes) {
@@ -131,22 +133,35 @@ int main(int argc, char** argv) {
       total += Seconds(t0, Clock::now());
     }
     const double step_s = total / steps;
-    // The same steps choosing greedy tokens on the device (no logits to the host), continuing.
-    std::vector<int32_t> ids(B);
-    std::vector<float> logprobs(B);
-    rs::model::ForwardOptions greedy;
-    greedy.greedy_ids = ids;
-    greedy.greedy_logprobs = logprobs;
-    double greedy_total = 0;
-    for (int step = steps; step < 2 * steps; ++step) {
-      for (int b = 0; b < B; ++b)
-        seqs[b] = {cached + step, std::span<const int32_t>(tokens[b].data() + cached + step, 1),
-                   std::span<const int32_t>(slots[b].data(), cached + step + 1)};
-      const auto t0 = Clock::now();
-      if (rs::Status st = m.Forward(seqs, {}, greedy); !st.ok()) return Fail(st);
-      greedy_total += Seconds(t0, Clock::now());
+    // The same steps sampling on the device (no logits to the host), continuing: greedy, then drawn.
+    std::vector<rs::sampling::RowSampling> sample_rows(B);
+    std::vector<rs::sampling::RowSample> out(B);
+    auto sampled_step_s = [&](int first_step) -> rs::Result<double> {
+      const rs::model::DeviceSampling ds{sample_rows, {}, {}, out};
+      rs::model::ForwardOptions on_device;
+      on_device.sampling = &ds;
+      double sampled_total = 0;
+      for (int step = first_step; step < first_step + steps; ++step) {
+        for (int b = 0; b < B; ++b) {
+          seqs[b] = {cached + step, std::span<const int32_t>(tokens[b].data() + cached + step, 1),
+                     std::span<const int32_t>(slots[b].data(), cached + step + 1)};
+          sample_rows[b].uniform = (step * B + b) % 997 / 997.0;
+        }
+        const auto t0 = Clock::now();
+        RS_RETURN_IF_ERROR(m.Forward(seqs, {}, on_device));
+        sampled_total += Seconds(t0, Clock::now());
+      }
+      return sampled_total / steps;
+    };
+    auto greedy_step_s = sampled_step_s(steps);
+    if (!greedy_step_s.ok()) return Fail(greedy_step_s.status());
+    for (rs::sampling::RowSampling& r : sample_rows) {
+      r.temperature = 0.8f;
+      r.top_k = 40;
+      r.top_p = 0.9f;
     }
-    const double greedy_step_s = greedy_total / steps;
+    auto drawn_step_s = sampled_step_s(2 * steps);
+    if (!drawn_step_s.ok()) return Fail(drawn_step_s.status());
 
     // The step's GEMMs alone: per layer q, k, v, o, gate, up, down, then the output, M = B.
     struct Shape {
@@ -201,9 +216,9 @@ int main(int argc, char** argv) {
                                  d_pos->as<int32_t>(), o->as<float>(), nullptr);
     });
     const double gbs = weight_bytes / step_s / 1e9;
-    std::printf("| %d | %d | %.0f | %.3f | %.3f | %.3f | %.3f | %.0f | %.1f %% | %.0f |\n", B, cached, B / step_s,
-                step_s * 1e3, gemm_s * 1e3, attn_s * 1e3, (step_s - gemm_s - attn_s) * 1e3, gbs,
-                100.0 * gbs / (hbm_tbs * 1e3), B / greedy_step_s);
+    std::printf("| %d | %d | %.0f | %.3f | %.3f | %.3f | %.3f | %.0f | %.1f %% | %.0f | %.0f |\n", B, cached,
+                B / step_s, step_s * 1e3, gemm_s * 1e3, attn_s * 1e3, (step_s - gemm_s - attn_s) * 1e3, gbs,
+                100.0 * gbs / (hbm_tbs * 1e3), B / *greedy_step_s, B / *drawn_step_s);
   }
   std::filesystem::remove(path);
   return 0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include "core/model/weights.h"
@@ -65,13 +66,32 @@ Result<cu::DeviceBuffer> UploadFloats(const std::vector<float>& v, cu::Stream st
   return b;
 }
 
-// Scratch that only grows (doubling), so that a warm step allocates nothing.
-template <typename Buffer>
-Status Grow(Buffer& b, size_t bytes) {
-  if (b.bytes() >= bytes) return Status::Ok();
-  RS_ASSIGN_OR_RETURN(b, Buffer::Allocate(std::max(bytes, 2 * b.bytes())));
-  return Status::Ok();
-}
+// A sampling step's inputs after the int32 ones in the staging buffer, each part at its
+// alignment, so that one copy takes them all.
+struct StagedSampling {
+  size_t rows = 0, counts = 0, suppressed = 0, bytes = 0;  // byte offsets, and the total
+
+  static StagedSampling Of(int64_t n_ints, const DeviceSampling* ds) {
+    StagedSampling o;
+    o.bytes = static_cast<size_t>(n_ints) * sizeof(int32_t);
+    if (ds == nullptr) return o;
+    auto place = [&](size_t align, size_t size) {
+      const size_t at = (o.bytes + align - 1) / align * align;
+      o.bytes = at + size;
+      return at;
+    };
+    o.rows = place(alignof(sampling::RowSampling), ds->rows.size_bytes());
+    o.counts = place(alignof(sampling::TokenCount), ds->counts.size_bytes());
+    o.suppressed = place(alignof(int32_t), ds->suppressed.size_bytes());
+    return o;
+  }
+  void Stage(const DeviceSampling& ds, uint8_t* base) const {
+    // Empty lists may have no data pointer, which memcpy must not be given.
+    if (!ds.rows.empty()) std::memcpy(base + rows, ds.rows.data(), ds.rows.size_bytes());
+    if (!ds.counts.empty()) std::memcpy(base + counts, ds.counts.data(), ds.counts.size_bytes());
+    if (!ds.suppressed.empty()) std::memcpy(base + suppressed, ds.suppressed.data(), ds.suppressed.size_bytes());
+  }
+};
 
 }  // namespace
 
@@ -89,7 +109,8 @@ struct CudaModel::Impl {
   cu::DeviceBuffer k_cache, v_cache;  // [layers][slots][kv_dim]
   // Per-step scratch.
   cu::PinnedBuffer staging;  // the step's int32 inputs, copied in with one transfer
-  cu::DeviceBuffer ints, x, xn, half, q, k, v, attn, gate, up, cos_sin, last, logits, greedy;
+  cu::DeviceBuffer ints, x, xn, half, q, k, v, attn, gate, up, cos_sin, last, logits, samples;
+  cu::SampleWorkspace sample_ws;
 
   Status Project(const DeviceMatrix& w, const float* in, int64_t T, float* out) {
     RS_RETURN_IF_ERROR(cu::ConvertF32ToF16(in, half.as<uint16_t>(), T * w.cols, stream.get()));
@@ -176,14 +197,9 @@ Status CudaModel::Forward(std::span<const SequenceInput> seqs, std::span<float> 
   RS_RETURN_IF_ERROR(cu::SetDevice(device_));  // Forward may run on another thread than Load
   const int64_t S = static_cast<int64_t>(seqs.size());
   const int64_t out_rows = options.all_logits ? T : S;
-  const bool greedy = !options.greedy_ids.empty() || !options.greedy_logprobs.empty();
-  if (greedy) {
-    if (!logits.empty() || static_cast<int64_t>(options.greedy_ids.size()) != out_rows ||
-        static_cast<int64_t>(options.greedy_logprobs.size()) != out_rows)
-      return Status::InvalidArgument("Forward: a greedy step takes no logits and " + std::to_string(out_rows) +
-                                     " ids and log-probabilities, got " + std::to_string(logits.size()) + ", " +
-                                     std::to_string(options.greedy_ids.size()) + " and " +
-                                     std::to_string(options.greedy_logprobs.size()));
+  const DeviceSampling* ds = options.sampling;
+  if (ds != nullptr) {
+    RS_RETURN_IF_ERROR(ValidateDeviceSampling(*ds, out_rows, logits.size()));
   } else if (static_cast<int64_t>(logits.size()) != out_rows * c.vocab_size) {
     return Status::InvalidArgument("Forward: logits has " + std::to_string(logits.size()) + " floats, expected " +
                                    std::to_string(out_rows * c.vocab_size));
@@ -192,11 +208,13 @@ Status CudaModel::Forward(std::span<const SequenceInput> seqs, std::span<float> 
   const cu::Stream st = im.stream.get();
 
   // The step's int32 inputs: tokens, positions, sequence of each token, slot of each token, the
-  // last token of each sequence, then one slot row per sequence (row_stride each).
+  // last token of each sequence, then one slot row per sequence (row_stride each); then, for a
+  // step that samples here, its rows, penalty counts and suppressed ids; all in one transfer.
   int64_t row_stride = 0;
   for (const SequenceInput& in : seqs) row_stride = std::max<int64_t>(row_stride, in.slots.size());
   const int64_t n_ints = 4 * T + S + S * row_stride;
-  RS_RETURN_IF_ERROR(Grow(im.staging, n_ints * sizeof(int32_t)));
+  const StagedSampling layout = StagedSampling::Of(n_ints, ds);
+  RS_RETURN_IF_ERROR(cu::GrowBuffer(im.staging, layout.bytes));
   int32_t* h = im.staging.as<int32_t>();
   int32_t *tokens = h, *pos = h + T, *token_seq = h + 2 * T, *token_slot = h + 3 * T, *last_idx = h + 4 * T;
   int32_t* rows = last_idx + S;
@@ -215,20 +233,21 @@ Status CudaModel::Forward(std::span<const SequenceInput> seqs, std::span<float> 
 
   const int64_t dim = c.dim, qd = c.q_dim(), kvd = c.kv_dim(), ffn = c.ffn_dim;
   const int64_t widest = std::max({dim, qd, ffn});
-  RS_RETURN_IF_ERROR(Grow(im.ints, n_ints * sizeof(int32_t)));
-  RS_RETURN_IF_ERROR(Grow(im.x, T * dim * sizeof(float)));
-  RS_RETURN_IF_ERROR(Grow(im.xn, T * dim * sizeof(float)));
-  RS_RETURN_IF_ERROR(Grow(im.half, T * widest * sizeof(uint16_t)));
-  RS_RETURN_IF_ERROR(Grow(im.q, T * qd * sizeof(float)));
-  RS_RETURN_IF_ERROR(Grow(im.k, T * kvd * sizeof(float)));
-  RS_RETURN_IF_ERROR(Grow(im.v, T * kvd * sizeof(float)));
-  RS_RETURN_IF_ERROR(Grow(im.attn, T * qd * sizeof(float)));
-  RS_RETURN_IF_ERROR(Grow(im.gate, T * ffn * sizeof(float)));
-  RS_RETURN_IF_ERROR(Grow(im.up, T * ffn * sizeof(float)));
-  RS_RETURN_IF_ERROR(Grow(im.cos_sin, T * std::max(c.rope_dim, 2) * sizeof(float)));
-  RS_RETURN_IF_ERROR(Grow(im.last, S * dim * sizeof(float)));
-  RS_RETURN_IF_ERROR(Grow(im.logits, out_rows * c.vocab_size * sizeof(float)));
-  RS_RETURN_IF_ERROR(cu::CopyToDevice(im.ints.data(), h, n_ints * sizeof(int32_t), st));
+  if (ds != nullptr) layout.Stage(*ds, im.staging.as<uint8_t>());
+  RS_RETURN_IF_ERROR(cu::GrowBuffer(im.ints, layout.bytes));
+  RS_RETURN_IF_ERROR(cu::GrowBuffer(im.x, T * dim * sizeof(float)));
+  RS_RETURN_IF_ERROR(cu::GrowBuffer(im.xn, T * dim * sizeof(float)));
+  RS_RETURN_IF_ERROR(cu::GrowBuffer(im.half, T * widest * sizeof(uint16_t)));
+  RS_RETURN_IF_ERROR(cu::GrowBuffer(im.q, T * qd * sizeof(float)));
+  RS_RETURN_IF_ERROR(cu::GrowBuffer(im.k, T * kvd * sizeof(float)));
+  RS_RETURN_IF_ERROR(cu::GrowBuffer(im.v, T * kvd * sizeof(float)));
+  RS_RETURN_IF_ERROR(cu::GrowBuffer(im.attn, T * qd * sizeof(float)));
+  RS_RETURN_IF_ERROR(cu::GrowBuffer(im.gate, T * ffn * sizeof(float)));
+  RS_RETURN_IF_ERROR(cu::GrowBuffer(im.up, T * ffn * sizeof(float)));
+  RS_RETURN_IF_ERROR(cu::GrowBuffer(im.cos_sin, T * std::max(c.rope_dim, 2) * sizeof(float)));
+  RS_RETURN_IF_ERROR(cu::GrowBuffer(im.last, S * dim * sizeof(float)));
+  RS_RETURN_IF_ERROR(cu::GrowBuffer(im.logits, out_rows * c.vocab_size * sizeof(float)));
+  RS_RETURN_IF_ERROR(cu::CopyToDevice(im.ints.data(), h, layout.bytes, st));
   const int32_t* d = im.ints.as<const int32_t>();
   const int32_t *d_tokens = d, *d_pos = d + T, *d_seq = d + 2 * T, *d_slot = d + 3 * T, *d_last = d + 4 * T;
   const int32_t* d_rows = d_last + S;
@@ -285,14 +304,14 @@ Status CudaModel::Forward(std::span<const SequenceInput> seqs, std::span<float> 
   }
   RS_RETURN_IF_ERROR(cu::RmsNorm(final_in, im.output_norm.as<float>(), c.rms_eps, xn, out_rows, dim, st));
   RS_RETURN_IF_ERROR(im.Project(*im.output, xn, out_rows, im.logits.as<float>()));
-  if (greedy) {
-    // ids then log-probabilities in one scratch buffer.
-    RS_RETURN_IF_ERROR(Grow(im.greedy, out_rows * (sizeof(int32_t) + sizeof(float))));
-    int32_t* d_ids = im.greedy.as<int32_t>();
-    float* d_logprobs = reinterpret_cast<float*>(d_ids + out_rows);
-    RS_RETURN_IF_ERROR(cu::GreedySample(im.logits.as<float>(), out_rows, c.vocab_size, d_ids, d_logprobs, st));
-    RS_RETURN_IF_ERROR(cu::CopyToHost(options.greedy_ids.data(), d_ids, out_rows * sizeof(int32_t), st));
-    RS_RETURN_IF_ERROR(cu::CopyToHost(options.greedy_logprobs.data(), d_logprobs, out_rows * sizeof(float), st));
+  if (ds != nullptr) {
+    const uint8_t* staged = im.ints.as<const uint8_t>();
+    const cu::SampleRowsInput in{ds->rows.data(), out_rows, reinterpret_cast<const sampling::RowSampling*>(staged + layout.rows),
+                                 reinterpret_cast<const sampling::TokenCount*>(staged + layout.counts),
+                                 reinterpret_cast<const int32_t*>(staged + layout.suppressed), c.vocab_size};
+    RS_RETURN_IF_ERROR(cu::GrowBuffer(im.samples, out_rows * sizeof(sampling::RowSample)));
+    RS_RETURN_IF_ERROR(cu::SampleRows(im.logits.as<float>(), in, im.sample_ws, im.samples.as<sampling::RowSample>(), st));
+    RS_RETURN_IF_ERROR(cu::CopyToHost(ds->out.data(), im.samples.data(), out_rows * sizeof(sampling::RowSample), st));
   } else {
     RS_RETURN_IF_ERROR(cu::CopyToHost(logits.data(), im.logits.data(), logits.size() * sizeof(float), st));
   }

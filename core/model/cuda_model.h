@@ -9,8 +9,8 @@
 // A step stages its token ids, positions, the new tokens' slots and the sequences' slot rows in
 // one pinned host buffer and copies it in with one transfer; activations live in device scratch
 // that only grows, so a warm decode step allocates nothing; the logits come back in one copy, or,
-// for a step whose rows are all greedy (ForwardOptions::greedy_ids), each row's argmax and its
-// log-probability, chosen on the device (kernels/cuda/sampling.h).
+// for a step that samples here (ForwardOptions::sampling, staged with the inputs), each row's
+// token, log-probability and top logprobs, chosen on the device (kernels/cuda/sampling.h).
 //
 // Not yet: tensor and pipeline parallelism (refused at load), CUDA graphs.
 // Thread-safety: Load is thread-safe; Forward must not run concurrently on one instance.
@@ -44,7 +44,7 @@ class CudaModel final : public ModelBackend {
 
   const LlamaConfig& config() const override { return config_; }
   bool last_stage() const override { return true; }
-  bool samples_greedy() const override { return true; }
+  bool samples_on_device() const override { return true; }
   std::string Describe() const override { return "cuda: " + device_name_; }
   int64_t num_slots() const { return num_slots_; }
   KvType kv_type() const { return kv_type_; }

@@ -89,6 +89,15 @@ class OwnedStream {
   Stream stream_ = nullptr;
 };
 
+// Makes `b` (a DeviceBuffer or PinnedBuffer) at least `bytes` long, doubling, so that scratch
+// reused across steps settles at its peak and a warm step allocates nothing. Contents are lost.
+template <typename Buffer>
+Status GrowBuffer(Buffer& b, size_t bytes) {
+  if (b.bytes() >= bytes) return Status::Ok();
+  RS_ASSIGN_OR_RETURN(b, Buffer::Allocate(bytes > 2 * b.bytes() ? bytes : 2 * b.bytes()));
+  return Status::Ok();
+}
+
 // Copies ordered on `stream`; host memory should be pinned for them to overlap (not required).
 Status CopyToDevice(void* dst, const void* src, size_t bytes, Stream stream);
 Status CopyToHost(void* dst, const void* src, size_t bytes, Stream stream);

@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "core/sampling/row_sampler.h"
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/convert.h"
 #include "kernels/cpu/vec_ops.h"
@@ -257,28 +258,94 @@ TEST_F(CudaKernels, GemmF16MatchesADoubleProduct) {
   }
 }
 
-TEST_F(CudaKernels, GreedySampleTakesTheLowestIdOfTheMaximumAndItsLogProbability) {
-  const int64_t rows = 4, vocab = 32000;
-  std::vector<float> logits = Random(rows * vocab, 18, 3.0f);
-  logits[1 * vocab + 500] = logits[1 * vocab + 20000] = 40.0f;  // a tie: the lower id wins
-  logits[3 * vocab + vocab - 1] = 35.0f;                        // the last id
-  DeviceVector<float> d_logits(logits);
-  DeviceVector<int32_t> d_ids(rows);
-  DeviceVector<float> d_lp(rows);
-  ASSERT_TRUE(GreedySample(d_logits.get(), rows, vocab, d_ids.get(), d_lp.get(), nullptr).ok());
-  const auto ids = d_ids.ToHost();
-  const auto lp = d_lp.ToHost();
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* row = &logits[r * vocab];
-    const int32_t want = static_cast<int32_t>(std::max_element(row, row + vocab) - row);
-    EXPECT_EQ(ids[r], want) << "row " << r;
-    double sum = 0.0;
-    for (int64_t i = 0; i < vocab; ++i) sum += std::exp(double{row[i]} - row[want]);
-    // A float sum of 32000 terms in (0, 1]: relative error ~ 512 * 2^-24 after the block's tree.
-    EXPECT_NEAR(lp[r], -std::log(sum), 1e-4) << "row " << r;
+// SampleRows against the host's RowSampler (the contract of core/sampling/row_sampling.h) on
+// random logits: greedy rows (a tie at the maximum, penalties, a suppressed token, top logprobs),
+// drawn rows with each cut alone and together, and a drawn row with no cut (not sorted). Tokens
+// are equal: a draw could differ only if its target fell within rounding (~1e-7 of the mass) of a
+// token's edge, which these fixed inputs do not. Log-probabilities within 1e-5: both sum the
+// softmax in double from the same floats; they differ in the order of the sum and in the last bit
+// of an exponential.
+TEST_F(CudaKernels, SampleRowsGivesTheHostRowSamplersTokensAndLogProbabilities) {
+  using sampling::RowSampling;
+  const int64_t vocab = 32000;
+  std::vector<RowSampling> rows(8);
+  rows[1].top_logprobs = 20;
+  rows[1].repetition_penalty = 1.3f;
+  rows[1].frequency_penalty = 0.4f;
+  rows[1].presence_penalty = 0.2f;
+  rows[1].counts_size = 3;
+  rows[1].suppressed_size = 1;
+  rows[2].temperature = 0.7f;
+  rows[2].top_k = 40;
+  rows[3].temperature = 1.2f;
+  rows[3].top_p = 0.8f;
+  rows[4].temperature = 0.9f;
+  rows[4].min_p = 0.05f;
+  rows[5].temperature = 1.1f;
+  rows[5].top_k = 200;
+  rows[5].top_p = 0.95f;
+  rows[5].min_p = 0.02f;
+  rows[5].top_logprobs = 7;
+  rows[5].counts_begin = 3;
+  rows[5].counts_size = 2;
+  rows[6].temperature = 1.0f;  // no cut: drawn from every token, unsorted
+  rows[7].temperature = 0.6f;
+  rows[7].top_p = 0.5f;
+  rows[7].suppressed_begin = 1;
+  rows[7].suppressed_size = 2;
+  std::vector<float> logits = Random(rows.size() * vocab, 19, 3.0f);
+  logits[500] = logits[20000] = 40.0f;  // row 0: a tie at the maximum, the lower id wins
+  const std::vector<sampling::TokenCount> counts = {{7, 1, 0}, {8, 0, 3}, {9, 1, 1}, {100, 0, 2}, {101, 1, 0}};
+  const std::vector<int32_t> suppressed = {12, 13, 14};
+  for (int trial = 0; trial < 16; ++trial) {
+    for (size_t r = 0; r < rows.size(); ++r) rows[r].uniform = std::fmod(0.061 * (trial * 8 + r) + 0.013, 1.0);
+    DeviceVector<float> d_logits(logits);
+    DeviceVector<RowSampling> d_rows(rows);
+    DeviceVector<sampling::TokenCount> d_counts(counts);
+    DeviceVector<int32_t> d_suppressed(suppressed);
+    DeviceVector<sampling::RowSample> d_out(rows.size());
+    SampleWorkspace ws;
+    const SampleRowsInput in{rows.data(), int64_t(rows.size()), d_rows.get(), d_counts.get(), d_suppressed.get(), vocab};
+    ASSERT_TRUE(SampleRows(d_logits.get(), in, ws, d_out.get(), nullptr).ok());
+    const auto out = d_out.ToHost();
+    sampling::RowSampler host(static_cast<int32_t>(vocab));
+    for (size_t r = 0; r < rows.size(); ++r) {
+      std::vector<float> row(logits.begin() + r * vocab, logits.begin() + (r + 1) * vocab);
+      const sampling::RowSample want = host.Sample(rows[r], row, counts, suppressed);
+      EXPECT_EQ(out[r].token, want.token) << "trial " << trial << " row " << r;
+      EXPECT_NEAR(out[r].logprob, want.logprob, 1e-5) << "trial " << trial << " row " << r;
+      for (int j = 0; j < rows[r].top_logprobs; ++j) {
+        EXPECT_EQ(out[r].top_ids[j], want.top_ids[j]) << "row " << r << " top " << j;
+        EXPECT_NEAR(out[r].top_logprobs[j], want.top_logprobs[j], 1e-5) << "row " << r << " top " << j;
+      }
+    }
+    EXPECT_EQ(out[0].token, 500);
   }
-  EXPECT_EQ(ids[1], 500);
-  EXPECT_EQ(ids[3], vocab - 1);
+}
+
+// Every token suppressed: a drawn row takes token 0, as on the host; a sort too large is refused
+// before anything runs.
+TEST_F(CudaKernels, SampleRowsTakesTokenZeroWhenEveryTokenIsSuppressedAndRefusesAnOversizedSort) {
+  const int64_t vocab = 8;
+  std::vector<sampling::RowSampling> rows(1);
+  rows[0].temperature = 1.0f;
+  rows[0].top_k = 4;
+  rows[0].uniform = 0.5;
+  rows[0].suppressed_size = 8;
+  const std::vector<int32_t> suppressed = {0, 1, 2, 3, 4, 5, 6, 7};
+  DeviceVector<float> d_logits(Random(vocab, 20));
+  DeviceVector<sampling::RowSampling> d_rows(rows);
+  DeviceVector<int32_t> d_suppressed(suppressed);
+  DeviceVector<sampling::RowSample> d_out(1);
+  SampleWorkspace ws;
+  ASSERT_TRUE(SampleRows(d_logits.get(), {rows.data(), 1, d_rows.get(), nullptr, d_suppressed.get(), vocab}, ws, d_out.get(),
+                         nullptr)
+                  .ok());
+  EXPECT_EQ(d_out.ToHost()[0].token, 0);
+  std::vector<sampling::RowSampling> many(70000);
+  many[0].top_logprobs = 1;
+  EXPECT_EQ(SampleRows(nullptr, {many.data(), int64_t(many.size()), nullptr, nullptr, nullptr, 32000}, ws, nullptr, nullptr).code(),
+            StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "core/model/cuda_model.h"
 #include "core/model/llama_model.h"
 #include "core/modelgen/model_generator.h"
+#include "core/sampling/row_sampler.h"
 #include "kernels/cuda/device.h"
 #include "tests/model/open_gguf.h"
 
@@ -162,16 +163,19 @@ TEST_F(CudaModelTest, MediumModelMatchesTheCpuForPrefillExtendAndDecode) {
   std::filesystem::remove(path);
 }
 
-// A greedy step (ForwardOptions::greedy_ids) returns each row's lowest-id argmax of the logits the
-// same step returns otherwise, and its log-softmax: the same step twice (its KV writes the same
-// values to the same slots). Bound on the log-probability: the device sums 512 exponentials in
-// float (relative error under 512 x 2^-24, 3e-5), the host here in double: 1e-4.
-TEST_F(CudaModelTest, AGreedyStepReturnsTheArgmaxAndLogSoftmaxOfItsLogits) {
+// A step that samples on the device (ForwardOptions::sampling) returns for each row what the
+// host's RowSampler gives on the logits the same step returns otherwise (the same step twice: its
+// KV writes the same values to the same slots): a plain greedy row, a greedy row with penalties,
+// a suppressed token and top logprobs, and a drawn row with top-k, top-p and min-p. Tokens are
+// equal (a draw could differ only if its target fell within rounding, ~1e-7 of the mass, of a
+// token's edge); log-probabilities within 1e-5: both sum the softmax in double from the same
+// float logits, and differ only in the order of the sum and in the last bit of an exponential.
+TEST_F(CudaModelTest, ASamplingStepReturnsTheHostSamplersTokensAndLogProbabilities) {
   auto file = OpenGguf(kShared + "/models/stories260K.gguf");
   ASSERT_TRUE(file);
   auto model = CudaModel::Load(file, {.device = 0, .kv_type = KvType::kF16, .num_slots = 256});
   ASSERT_TRUE(model.ok()) << model.status().ToString();
-  ASSERT_TRUE((*model)->samples_greedy());
+  ASSERT_TRUE((*model)->samples_on_device());
   const int vocab = (*model)->config().vocab_size;
   const std::vector<int32_t> p0 = {1, 403, 407, 261}, p1 = {1, 20, 30}, p2 = {1, 300, 301, 302, 303, 99};
   std::vector<int32_t> slots(13);
@@ -181,26 +185,47 @@ TEST_F(CudaModelTest, AGreedyStepReturnsTheArgmaxAndLogSoftmaxOfItsLogits) {
                                            {0, p2, std::span<const int32_t>(slots.data() + 7, 6)}};
   std::vector<float> logits(3 * vocab);
   ASSERT_TRUE((*model)->Forward(seqs, logits, {}).ok());
-  std::vector<int32_t> ids(3, -1);
-  std::vector<float> logprobs(3, 1.0f);
-  ForwardOptions greedy;
-  greedy.greedy_ids = ids;
-  greedy.greedy_logprobs = logprobs;
-  ASSERT_TRUE((*model)->Forward(seqs, {}, greedy).ok());
+
+  std::vector<sampling::RowSampling> rows(3);
+  const int32_t best1 = ArgMax({logits.data() + vocab, size_t(vocab)});
+  const std::vector<sampling::TokenCount> counts = {{20, 1, 0}, {30, 1, 2}, {best1, 0, 1}};
+  const std::vector<int32_t> suppressed = {2};
+  rows[1].repetition_penalty = 1.3f;
+  rows[1].frequency_penalty = 0.5f;
+  rows[1].counts_size = 3;
+  rows[1].suppressed_size = 1;
+  rows[1].top_logprobs = 5;
+  rows[2].temperature = 0.8f;
+  rows[2].top_k = 40;
+  rows[2].top_p = 0.9f;
+  rows[2].min_p = 0.01f;
+  rows[2].uniform = 0.37;
+  std::vector<sampling::RowSample> out(3);
+  const DeviceSampling ds{rows, counts, suppressed, out};
+  ForwardOptions on_device;
+  on_device.sampling = &ds;
+  ASSERT_TRUE((*model)->Forward(seqs, {}, on_device).ok());
+  sampling::RowSampler host(vocab);
   for (int r = 0; r < 3; ++r) {
-    std::span<const float> row(logits.data() + r * vocab, vocab);
-    EXPECT_EQ(ids[r], ArgMax(row)) << "row " << r;
-    double sum = 0.0;
-    for (float v : row) sum += std::exp(static_cast<double>(v) - row[ArgMax(row)]);
-    EXPECT_NEAR(logprobs[r], -std::log(sum), 1e-4) << "row " << r;
+    std::vector<float> row(logits.begin() + r * vocab, logits.begin() + (r + 1) * vocab);
+    const sampling::RowSample want = host.Sample(rows[r], row, counts, suppressed);
+    EXPECT_EQ(out[r].token, want.token) << "row " << r;
+    EXPECT_NEAR(out[r].logprob, want.logprob, 1e-5) << "row " << r;
+    for (int j = 0; j < rows[r].top_logprobs; ++j) {
+      EXPECT_EQ(out[r].top_ids[j], want.top_ids[j]) << "row " << r << " top " << j;
+      EXPECT_NEAR(out[r].top_logprobs[j], want.top_logprobs[j], 1e-5) << "row " << r << " top " << j;
+    }
   }
-  // Sizes that do not match the step, or logits as well, are refused.
-  std::vector<int32_t> two(2);
-  ForwardOptions short_ids;
-  short_ids.greedy_ids = two;
-  short_ids.greedy_logprobs = logprobs;
-  EXPECT_EQ((*model)->Forward(seqs, {}, short_ids).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ((*model)->Forward(seqs, logits, greedy).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(out[0].token, ArgMax({logits.data(), size_t(vocab)}));
+  // Sizes that do not match the step, logits as well, or a range outside the lists are refused.
+  const DeviceSampling short_out{rows, counts, suppressed, std::span<sampling::RowSample>(out.data(), 2)};
+  on_device.sampling = &short_out;
+  EXPECT_EQ((*model)->Forward(seqs, {}, on_device).code(), StatusCode::kInvalidArgument);
+  on_device.sampling = &ds;
+  EXPECT_EQ((*model)->Forward(seqs, logits, on_device).code(), StatusCode::kInvalidArgument);
+  rows[2].counts_begin = 2;
+  rows[2].counts_size = 2;
+  EXPECT_EQ((*model)->Forward(seqs, {}, on_device).code(), StatusCode::kInvalidArgument);
   EXPECT_TRUE((*model)->Forward(seqs, logits, {}).ok());
 }
 
