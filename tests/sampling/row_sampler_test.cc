@@ -8,24 +8,10 @@
 
 #include "core/sampling/row_sampler.h"
 #include "core/sampling/sampler.h"
+#include "tests/sampling/validated_params.h"
 
 namespace radixserve::sampling {
 namespace {
-
-SamplingParams Params(float temperature, int32_t top_k, float top_p, float min_p, float repetition = 1.0f,
-                      float frequency = 0.0f, float presence = 0.0f, int32_t logprobs = -1) {
-  SamplingParams p;
-  p.temperature = temperature;
-  p.top_k = top_k;
-  p.top_p = top_p;
-  p.min_p = min_p;
-  p.repetition_penalty = repetition;
-  p.frequency_penalty = frequency;
-  p.presence_penalty = presence;
-  p.logprobs = logprobs;
-  EXPECT_TRUE(p.Validate().ok());
-  return p;
-}
 
 // Logits of distinct values spread over `span` (ties only where `ties` makes pairs equal).
 std::vector<float> Logits(int vocab, float span, bool ties, std::mt19937& rng) {

@@ -8,20 +8,11 @@
 #include <set>
 
 #include "core/sampling/sampler.h"
+#include "tests/sampling/validated_params.h"
 #include "tests/model/alloc_counter.h"
 
 namespace radixserve::sampling {
 namespace {
-
-SamplingParams Params(float temperature, int32_t top_k = -1, float top_p = 1.0f, float min_p = 0.0f) {
-  SamplingParams p;
-  p.temperature = temperature;
-  p.top_k = top_k;
-  p.top_p = top_p;
-  p.min_p = min_p;
-  EXPECT_TRUE(p.Validate().ok());
-  return p;
-}
 
 std::vector<float> LogitsFromProbs(const std::vector<double>& probs) {
   std::vector<float> l;
