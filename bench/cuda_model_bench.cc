@@ -6,7 +6,9 @@
 // The split times the step's GEMMs and attention calls alone, with the step's shapes, on the same
 // stream; "rest" is the step minus both. "greedy tok/s" and "drawn tok/s": the same steps sampling
 // on the device (ForwardOptions::sampling), greedy, then temperature 0.8 with top-k 40 and top-p
-// 0.9 (a sort of every row), so no logits come back to the host.
+// 0.9 (a sort of every row), so no logits come back to the host. "graphs tok/s": the logits steps
+// on a second model with decode graphs (CudaModelOptions::decode_graphs), after two untimed steps
+// (the first runs eagerly, the second captures), so the timed ones replay.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -80,6 +82,10 @@ int main(int argc, char** argv) {
   auto model = rs::model::CudaModel::Load(shared, {.device = 0, .kv_type = rs::model::KvType::kF16, .num_slots = num_slots});
   if (!model.ok()) return Fail(model.status());
   rs::model::CudaModel& m = **model;
+  auto graphed_model = rs::model::CudaModel::Load(
+      shared, {.device = 0, .kv_type = rs::model::KvType::kF16, .num_slots = num_slots, .decode_graphs = true});
+  if (!graphed_model.ok()) return Fail(graphed_model.status());
+  rs::model::CudaModel& g = **graphed_model;
   const rs::model::LlamaConfig& c = m.config();
   std::printf("device: %s\nmodel: medium F16, %s\n", m.Describe().c_str(), c.ToString().c_str());
 
@@ -110,8 +116,8 @@ int main(int argc, char** argv) {
       2.0 * (double(c.num_layers) * (double(c.q_dim()) * c.dim * 2 + 2.0 * c.kv_dim() * c.dim + 3.0 * c.ffn_dim * c.dim) +
              double(c.vocab_size) * c.dim);
   std::printf("| batch | cached | decode tok/s | step ms | GEMM ms | attention ms | rest ms | weights GB/s | of HBM | "
-              "greedy tok/s | drawn tok/s |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+              "greedy tok/s | drawn tok/s | graphs tok/s |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   auto gemm = cu::Gemm::Create(nullptr);
   if (!gemm.ok()) return Fail(gemm.status());
   for (int B : sizes) {
@@ -162,6 +168,24 @@ int main(int argc, char** argv) {
     }
     auto drawn_step_s = sampled_step_s(2 * steps);
     if (!drawn_step_s.ok()) return Fail(drawn_step_s.status());
+    // The logits steps again on the graphed model, over its own copy of the cached context.
+    double graphed_total = 0;
+    for (int b = 0; b < B; ++b) {
+      rs::model::SequenceInput s{0, std::span<const int32_t>(tokens[b].data(), cached),
+                                 std::span<const int32_t>(slots[b].data(), cached)};
+      if (rs::Status st = g.Forward({&s, 1}, std::span<float>(logits.data(), c.vocab_size), {}); !st.ok()) return Fail(st);
+    }
+    for (int step = -2; step < steps; ++step) {
+      const int at = std::max(step, 0);  // the two untimed steps write the first timed position
+      for (int b = 0; b < B; ++b)
+        seqs[b] = {cached + at, std::span<const int32_t>(tokens[b].data() + cached + at, 1),
+                   std::span<const int32_t>(slots[b].data(), cached + at + 1)};
+      const auto t0 = Clock::now();
+      if (rs::Status st = g.Forward(seqs, std::span<float>(logits.data(), size_t(B) * c.vocab_size), {}); !st.ok())
+        return Fail(st);
+      if (step >= 0) graphed_total += Seconds(t0, Clock::now());
+    }
+    const double graphed_step_s = graphed_total / steps;
 
     // The step's GEMMs alone: per layer q, k, v, o, gate, up, down, then the output, M = B.
     struct Shape {
@@ -216,9 +240,9 @@ int main(int argc, char** argv) {
                                  d_pos->as<int32_t>(), o->as<float>(), nullptr);
     });
     const double gbs = weight_bytes / step_s / 1e9;
-    std::printf("| %d | %d | %.0f | %.3f | %.3f | %.3f | %.3f | %.0f | %.1f %% | %.0f | %.0f |\n", B, cached,
+    std::printf("| %d | %d | %.0f | %.3f | %.3f | %.3f | %.3f | %.0f | %.1f %% | %.0f | %.0f | %.0f |\n", B, cached,
                 B / step_s, step_s * 1e3, gemm_s * 1e3, attn_s * 1e3, (step_s - gemm_s - attn_s) * 1e3, gbs,
-                100.0 * gbs / (hbm_tbs * 1e3), B / *greedy_step_s, B / *drawn_step_s);
+                100.0 * gbs / (hbm_tbs * 1e3), B / *greedy_step_s, B / *drawn_step_s, B / graphed_step_s);
   }
   std::filesystem::remove(path);
   return 0;

@@ -1,9 +1,15 @@
 #include "core/model/cuda_model.h"
 
+#include <glog/logging.h>
+
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <set>
 #include <string>
+#include <utility>
 
 #include "core/model/weights.h"
 #include "kernels/cpu/convert.h"
@@ -11,6 +17,7 @@
 #include "kernels/cuda/attention.h"
 #include "kernels/cuda/device.h"
 #include "kernels/cuda/gemm.h"
+#include "kernels/cuda/graph.h"
 #include "kernels/cuda/ops.h"
 #include "kernels/cuda/sampling.h"
 
@@ -93,6 +100,11 @@ struct StagedSampling {
   }
 };
 
+// Decode graphs: slot rows padded to this many slots, so that one graph serves a sequence's
+// steps until its context passes the next multiple; and at most this many graphs kept.
+constexpr int64_t kGraphRowAlign = 256;
+constexpr size_t kMaxDecodeGraphs = 64;
+
 }  // namespace
 
 struct CudaModel::Impl {
@@ -111,6 +123,43 @@ struct CudaModel::Impl {
   cu::PinnedBuffer staging;  // the step's int32 inputs, copied in with one transfer
   cu::DeviceBuffer ints, x, xn, half, q, k, v, attn, gate, up, cos_sin, last, logits, samples;
   cu::SampleWorkspace sample_ws;
+  // Decode graphs by (sequences, padded slot-row width): valid while the scratch they name is
+  // the scratch of `graph_scratch`. A shape is captured the second time it comes (its first run,
+  // eager, has loaded every kernel it needs).
+  using GraphKey = std::pair<int64_t, int64_t>;
+  bool graphs_on = false;
+  std::map<GraphKey, cu::StepGraph> graphs;
+  std::set<GraphKey> ran_eagerly;
+  std::array<const void*, 13> graph_scratch{};
+  int64_t graph_replays = 0, graphs_captured = 0;
+
+  std::array<const void*, 13> Scratch() const {
+    return {ints.data(), x.data(), xn.data(), half.data(), q.data(), k.data(), v.data(),
+            attn.data(), gate.data(), up.data(), cos_sin.data(), last.data(), logits.data()};
+  }
+
+  // Runs a decode step's layers (`layers` enqueues them) from its graph, capturing it if due.
+  Status RunDecode(GraphKey key, const std::function<Status()>& layers) {
+    if (Scratch() != graph_scratch) {  // a buffer grew: the graphs name freed memory
+      graphs.clear();
+      graph_scratch = Scratch();
+    }
+    auto it = graphs.find(key);
+    if (it == graphs.end()) {
+      if (ran_eagerly.insert(key).second || graphs.size() >= kMaxDecodeGraphs) return layers();
+      Result<cu::StepGraph> g = cu::StepGraph::Capture(stream.get(), layers);
+      if (!g.ok()) {
+        graphs_on = false;
+        graphs.clear();
+        LOG(WARNING) << "cuda: decode graphs off, steps run kernel by kernel: " << g.status().ToString();
+        return layers();
+      }
+      it = graphs.emplace(key, std::move(g).value()).first;
+      ++graphs_captured;
+    }
+    ++graph_replays;
+    return it->second.Launch(stream.get());
+  }
 
   Status Project(const DeviceMatrix& w, const float* in, int64_t T, float* out) {
     RS_RETURN_IF_ERROR(cu::ConvertF32ToF16(in, half.as<uint16_t>(), T * w.cols, stream.get()));
@@ -141,6 +190,7 @@ Result<std::unique_ptr<CudaModel>> CudaModel::Load(std::shared_ptr<const gguf::G
   m->num_slots_ = options.num_slots;
   m->device_ = options.device;
   m->kv_type_ = options.kv_type;
+  m->impl_->graphs_on = options.decode_graphs;
   RS_ASSIGN_OR_RETURN(m->config_, LlamaConfig::FromGguf(*file));
   const LlamaConfig& c = m->config_;
   if (c.head_dim > cu::kMaxAttentionHeadDim)
@@ -212,6 +262,8 @@ Status CudaModel::Forward(std::span<const SequenceInput> seqs, std::span<float> 
   // step that samples here, its rows, penalty counts and suppressed ids; all in one transfer.
   int64_t row_stride = 0;
   for (const SequenceInput& in : seqs) row_stride = std::max<int64_t>(row_stride, in.slots.size());
+  const bool graph_step = im.graphs_on && !options.all_logits && T == S;  // one new token a sequence
+  if (graph_step) row_stride = (row_stride + kGraphRowAlign - 1) / kGraphRowAlign * kGraphRowAlign;
   const int64_t n_ints = 4 * T + S + S * row_stride;
   const StagedSampling layout = StagedSampling::Of(n_ints, ds);
   RS_RETURN_IF_ERROR(cu::GrowBuffer(im.staging, layout.bytes));
@@ -228,7 +280,7 @@ Status CudaModel::Forward(std::span<const SequenceInput> seqs, std::span<float> 
       token_slot[t] = in.slots[pos[t]];
     }
     last_idx[s] = static_cast<int32_t>(t - 1);
-    std::copy(in.slots.begin(), in.slots.end(), rows + s * row_stride);
+    std::fill(std::copy(in.slots.begin(), in.slots.end(), rows + s * row_stride), rows + (s + 1) * row_stride, 0);
   }
 
   const int64_t dim = c.dim, qd = c.q_dim(), kvd = c.kv_dim(), ffn = c.ffn_dim;
@@ -261,49 +313,53 @@ Status CudaModel::Forward(std::span<const SequenceInput> seqs, std::span<float> 
   const cu::AttentionShape shape{c.num_heads, c.num_kv_heads, c.head_dim, c.sliding_window,
                                  1.0f / std::sqrt(static_cast<float>(c.head_dim))};
 
-  RS_RETURN_IF_ERROR(cu::EmbedRowsF16(im.token_embd.data(), d_tokens, T, dim, c.embedding_scale, x, st));
-  RS_RETURN_IF_ERROR(cu::RopeAngles(d_pos, T, im.rope_inv_freq.as<float>(), c.rope_dim / 2, c.rope_linear_scale,
-                                    cos_sin, st));
-  RS_RETURN_IF_ERROR(cu::RmsNorm(x, im.layers[0].attn_norm.as<float>(), c.rms_eps, xn, T, dim, st));
-  for (int l = 0; l < c.num_layers; ++l) {
-    const Impl::Layer& L = im.layers[l];
-    RS_RETURN_IF_ERROR(cu::ConvertF32ToF16(xn, im.half.as<uint16_t>(), T * dim, st));
-    const uint16_t* xh = im.half.as<const uint16_t>();
-    RS_RETURN_IF_ERROR(im.gemm->F16(L.wq.data(), qd, dim, xh, T, q));
-    RS_RETURN_IF_ERROR(im.gemm->F16(L.wk.data(), kvd, dim, xh, T, k));
-    RS_RETURN_IF_ERROR(im.gemm->F16(L.wv.data(), kvd, dim, xh, T, v));
-    if (c.attention_bias) {
-      RS_RETURN_IF_ERROR(cu::AddBias(q, L.bq.as<float>(), T, qd, st));
-      RS_RETURN_IF_ERROR(cu::AddBias(k, L.bk.as<float>(), T, kvd, st));
-      RS_RETURN_IF_ERROR(cu::AddBias(v, L.bv.as<float>(), T, kvd, st));
+  // Everything from the token ids to the logits, enqueued on the stream (or recorded into a graph).
+  auto layers = [&]() -> Status {
+    RS_RETURN_IF_ERROR(cu::EmbedRowsF16(im.token_embd.data(), d_tokens, T, dim, c.embedding_scale, x, st));
+    RS_RETURN_IF_ERROR(cu::RopeAngles(d_pos, T, im.rope_inv_freq.as<float>(), c.rope_dim / 2, c.rope_linear_scale,
+                                      cos_sin, st));
+    RS_RETURN_IF_ERROR(cu::RmsNorm(x, im.layers[0].attn_norm.as<float>(), c.rms_eps, xn, T, dim, st));
+    for (int l = 0; l < c.num_layers; ++l) {
+      const Impl::Layer& L = im.layers[l];
+      RS_RETURN_IF_ERROR(cu::ConvertF32ToF16(xn, im.half.as<uint16_t>(), T * dim, st));
+      const uint16_t* xh = im.half.as<const uint16_t>();
+      RS_RETURN_IF_ERROR(im.gemm->F16(L.wq.data(), qd, dim, xh, T, q));
+      RS_RETURN_IF_ERROR(im.gemm->F16(L.wk.data(), kvd, dim, xh, T, k));
+      RS_RETURN_IF_ERROR(im.gemm->F16(L.wv.data(), kvd, dim, xh, T, v));
+      if (c.attention_bias) {
+        RS_RETURN_IF_ERROR(cu::AddBias(q, L.bq.as<float>(), T, qd, st));
+        RS_RETURN_IF_ERROR(cu::AddBias(k, L.bk.as<float>(), T, kvd, st));
+        RS_RETURN_IF_ERROR(cu::AddBias(v, L.bv.as<float>(), T, kvd, st));
+      }
+      RS_RETURN_IF_ERROR(cu::Rope(q, T, c.num_heads, c.head_dim, c.rope_dim, cos_sin, neox, st));
+      RS_RETURN_IF_ERROR(cu::Rope(k, T, c.num_kv_heads, c.head_dim, c.rope_dim, cos_sin, neox, st));
+      uint8_t* k_layer = im.k_cache.as<uint8_t>() + l * layer_bytes;
+      uint8_t* v_layer = im.v_cache.as<uint8_t>() + l * layer_bytes;
+      RS_RETURN_IF_ERROR(cu::KvScatter(k, v, d_slot, T, kvd, k_layer, v_layer, kv_type_ == KvType::kF16, st));
+      const cu::PagedKvLayer kv{k_layer, v_layer, kvd, kv_type_ == KvType::kF16};
+      RS_RETURN_IF_ERROR(cu::PagedAttention(q, T, kv, shape, d_rows, row_stride, d_seq, d_pos, attn, st));
+      RS_RETURN_IF_ERROR(im.Project(L.wo, attn, T, xn));
+      RS_RETURN_IF_ERROR(cu::Add(xn, x, T * dim, st));  // residual
+      RS_RETURN_IF_ERROR(cu::RmsNorm(x, L.ffn_norm.as<float>(), c.rms_eps, xn, T, dim, st));
+      RS_RETURN_IF_ERROR(cu::ConvertF32ToF16(xn, im.half.as<uint16_t>(), T * dim, st));
+      RS_RETURN_IF_ERROR(im.gemm->F16(L.gate.data(), ffn, dim, xh, T, gate));
+      RS_RETURN_IF_ERROR(im.gemm->F16(L.up.data(), ffn, dim, xh, T, up));
+      RS_RETURN_IF_ERROR(c.ffn_activation == FfnActivation::kGeluTanh ? cu::GeluMul(gate, up, gate, T * ffn, st)
+                                                                       : cu::SiluMul(gate, up, gate, T * ffn, st));
+      RS_RETURN_IF_ERROR(im.Project(L.down, gate, T, xn));
+      RS_RETURN_IF_ERROR(cu::Add(xn, x, T * dim, st));  // residual
+      if (l + 1 < c.num_layers)
+        RS_RETURN_IF_ERROR(cu::RmsNorm(x, im.layers[l + 1].attn_norm.as<float>(), c.rms_eps, xn, T, dim, st));
     }
-    RS_RETURN_IF_ERROR(cu::Rope(q, T, c.num_heads, c.head_dim, c.rope_dim, cos_sin, neox, st));
-    RS_RETURN_IF_ERROR(cu::Rope(k, T, c.num_kv_heads, c.head_dim, c.rope_dim, cos_sin, neox, st));
-    uint8_t* k_layer = im.k_cache.as<uint8_t>() + l * layer_bytes;
-    uint8_t* v_layer = im.v_cache.as<uint8_t>() + l * layer_bytes;
-    RS_RETURN_IF_ERROR(cu::KvScatter(k, v, d_slot, T, kvd, k_layer, v_layer, kv_type_ == KvType::kF16, st));
-    const cu::PagedKvLayer kv{k_layer, v_layer, kvd, kv_type_ == KvType::kF16};
-    RS_RETURN_IF_ERROR(cu::PagedAttention(q, T, kv, shape, d_rows, row_stride, d_seq, d_pos, attn, st));
-    RS_RETURN_IF_ERROR(im.Project(L.wo, attn, T, xn));
-    RS_RETURN_IF_ERROR(cu::Add(xn, x, T * dim, st));  // residual
-    RS_RETURN_IF_ERROR(cu::RmsNorm(x, L.ffn_norm.as<float>(), c.rms_eps, xn, T, dim, st));
-    RS_RETURN_IF_ERROR(cu::ConvertF32ToF16(xn, im.half.as<uint16_t>(), T * dim, st));
-    RS_RETURN_IF_ERROR(im.gemm->F16(L.gate.data(), ffn, dim, xh, T, gate));
-    RS_RETURN_IF_ERROR(im.gemm->F16(L.up.data(), ffn, dim, xh, T, up));
-    RS_RETURN_IF_ERROR(c.ffn_activation == FfnActivation::kGeluTanh ? cu::GeluMul(gate, up, gate, T * ffn, st)
-                                                                     : cu::SiluMul(gate, up, gate, T * ffn, st));
-    RS_RETURN_IF_ERROR(im.Project(L.down, gate, T, xn));
-    RS_RETURN_IF_ERROR(cu::Add(xn, x, T * dim, st));  // residual
-    if (l + 1 < c.num_layers)
-      RS_RETURN_IF_ERROR(cu::RmsNorm(x, im.layers[l + 1].attn_norm.as<float>(), c.rms_eps, xn, T, dim, st));
-  }
-  const float* final_in = x;
-  if (!options.all_logits) {
-    RS_RETURN_IF_ERROR(cu::GatherRows(x, d_last, S, dim, im.last.as<float>(), st));
-    final_in = im.last.as<float>();
-  }
-  RS_RETURN_IF_ERROR(cu::RmsNorm(final_in, im.output_norm.as<float>(), c.rms_eps, xn, out_rows, dim, st));
-  RS_RETURN_IF_ERROR(im.Project(*im.output, xn, out_rows, im.logits.as<float>()));
+    const float* final_in = x;
+    if (!options.all_logits) {
+      RS_RETURN_IF_ERROR(cu::GatherRows(x, d_last, S, dim, im.last.as<float>(), st));
+      final_in = im.last.as<float>();
+    }
+    RS_RETURN_IF_ERROR(cu::RmsNorm(final_in, im.output_norm.as<float>(), c.rms_eps, xn, out_rows, dim, st));
+    return im.Project(*im.output, xn, out_rows, im.logits.as<float>());
+  };
+  RS_RETURN_IF_ERROR(graph_step ? im.RunDecode({S, row_stride}, layers) : layers());
   if (ds != nullptr) {
     const uint8_t* staged = im.ints.as<const uint8_t>();
     const cu::SampleRowsInput in{ds->rows.data(), out_rows, reinterpret_cast<const sampling::RowSampling*>(staged + layout.rows),
@@ -342,6 +398,13 @@ Status CudaModel::ReadKv(int layer, int64_t slot, std::vector<float>* k, std::ve
     }
   }
   return Status::Ok();
+}
+
+int64_t CudaModel::graph_replays() const { return impl_->graph_replays; }
+int64_t CudaModel::graphs_captured() const { return impl_->graphs_captured; }
+
+std::string CudaModel::Describe() const {
+  return "cuda: " + device_name_ + (impl_->graphs_on ? ", decode graphs" : "");
 }
 
 }  // namespace radixserve::model

@@ -12,7 +12,13 @@
 // for a step that samples here (ForwardOptions::sampling, staged with the inputs), each row's
 // token, log-probability and top logprobs, chosen on the device (kernels/cuda/sampling.h).
 //
-// Not yet: tensor and pipeline parallelism (refused at load), CUDA graphs.
+// Decode graphs (CudaModelOptions::decode_graphs): a decode step (one new token a sequence, last
+// logits) whose batch size and padded slot-row width ran once eagerly is captured as a CUDA
+// graph (kernels/cuda/graph.h) and replayed from then on; graphs are dropped when scratch grows
+// (their buffers go), and a capture that fails turns them off with a warning, the step running
+// eagerly. Off by default until a GPU run measures them.
+//
+// Not yet: tensor and pipeline parallelism (refused at load).
 // Thread-safety: Load is thread-safe; Forward must not run concurrently on one instance.
 #pragma once
 
@@ -34,6 +40,7 @@ struct CudaModelOptions {
   int device = 0;
   KvType kv_type = KvType::kF16;
   int64_t num_slots = 0;  // KV slots on the device (> the scheduler's highest slot id)
+  bool decode_graphs = false;
 };
 
 class CudaModel final : public ModelBackend {
@@ -45,7 +52,7 @@ class CudaModel final : public ModelBackend {
   const LlamaConfig& config() const override { return config_; }
   bool last_stage() const override { return true; }
   bool samples_on_device() const override { return true; }
-  std::string Describe() const override { return "cuda: " + device_name_; }
+  std::string Describe() const override;
   int64_t num_slots() const { return num_slots_; }
   KvType kv_type() const { return kv_type_; }
   // The device, for logs: "NVIDIA H200 (sm_90, 132 SMs, 140 GiB)".
@@ -58,6 +65,10 @@ class CudaModel final : public ModelBackend {
 
   // One slot's K or V row of a layer, as floats (tests).
   Status ReadKv(int layer, int64_t slot, std::vector<float>* k, std::vector<float>* v) const;
+
+  // Decode steps replayed from a graph so far, and graphs captured (tests, benchmarks).
+  int64_t graph_replays() const;
+  int64_t graphs_captured() const;
 
  private:
   struct Impl;

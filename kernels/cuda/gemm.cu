@@ -6,12 +6,17 @@
 
 namespace radixserve::cuda {
 
+constexpr size_t kWorkspaceBytes = size_t{32} << 20;
+
 Result<std::unique_ptr<Gemm>> Gemm::Create(Stream stream) {
   std::unique_ptr<Gemm> g(new Gemm());
   cublasHandle_t h = nullptr;
   RS_RETURN_IF_ERROR(CublasStatus(cublasCreate(&h), "cublasCreate"));
   g->handle_ = h;
   RS_RETURN_IF_ERROR(CublasStatus(cublasSetStream(h, stream), "cublasSetStream"));
+  // Set after the stream (setting a stream resets it): the size cuBLAS advises for Hopper.
+  RS_ASSIGN_OR_RETURN(g->workspace_, DeviceBuffer::Allocate(kWorkspaceBytes));
+  RS_RETURN_IF_ERROR(CublasStatus(cublasSetWorkspace(h, g->workspace_.data(), kWorkspaceBytes), "cublasSetWorkspace"));
   return std::move(g);
 }
 

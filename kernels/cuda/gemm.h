@@ -1,7 +1,8 @@
 // Matrix products on a CUDA device through cuBLAS: y[T][rows] = x[T][cols] · W[rows][cols]^T,
 // with W an F16 weight matrix stored row-major (as GGUF stores it), x F16 activations and y F32,
 // accumulated in F32. The token count T is the GEMM's M, so decode (T = batch) and prefill use
-// the same call. Owns one cuBLAS handle bound to one stream.
+// the same call. Owns one cuBLAS handle bound to one stream, with a workspace of its own so that
+// the calls record into a CUDA graph (graph.h) as they run outside one.
 // Thread-safety: one caller at a time (cuBLAS handles are not shared across threads here).
 #pragma once
 
@@ -24,6 +25,7 @@ class Gemm {
  private:
   Gemm() = default;
   void* handle_ = nullptr;  // cublasHandle_t
+  DeviceBuffer workspace_;
 };
 
 }  // namespace radixserve::cuda

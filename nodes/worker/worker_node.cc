@@ -21,6 +21,9 @@ WorkerNode::WorkerNode(NodeContext ctx) : Node(std::move(ctx)) {
   params().DeclareString("model", "", "GGUF model file", {}, true);
   params().DeclareString("device", "cpu", "where the model runs: cpu, or cuda (the first GPU; needs a CUDA build)",
                          {"cpu", "cuda"}, true);
+  params().DeclareBool("cuda_graphs", false,
+                       "with device cuda: replay decode steps from CUDA graphs (model::CudaModelOptions::decode_graphs)",
+                       true);
   params().DeclareInt("threads", 2, 1, 1024, "compute threads", true);
   params().DeclareInt("context", 0, 0, int64_t(1) << 30, "served context in tokens: 0 = the model's, at most 4096 (model::kDefaultServedContext)", true);
   params().DeclareInt("kv_slots", d.max_total_tokens, 64, int64_t(1) << 32,
@@ -49,6 +52,7 @@ Result<std::unique_ptr<model::ModelBackend>> WorkerNode::LoadBackend(std::shared
     model::CudaModelOptions co;
     co.num_slots = num_slots;
     co.kv_type = model::KvType::kF16;
+    co.decode_graphs = params().GetBool("cuda_graphs");
     auto m = model::CudaModel::Load(std::move(file), co);
     if (!m.ok()) return Status(m.status().code(), "device:=cuda: " + m.status().message());
     return std::unique_ptr<model::ModelBackend>(std::move(m).value());

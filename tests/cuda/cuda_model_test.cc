@@ -229,6 +229,74 @@ TEST_F(CudaModelTest, ASamplingStepReturnsTheHostSamplersTokensAndLogProbabiliti
   EXPECT_TRUE((*model)->Forward(seqs, logits, {}).ok());
 }
 
+// Decode graphs: a decode step's shape (sequences, slot rows padded to 256) runs eagerly the first
+// time, is captured the second and replayed after; a longer context is a new shape, and scratch
+// that grows (a long prefill) drops the graphs, to be captured again. Against a model that never
+// uses graphs, on the same device: the same kernels with the same arguments in the same order, so
+// the logits agree to rounding (cuBLAS may choose another kernel under capture, a different
+// summation order of F32 products: |d| <= 1e-4 * (1 + max |logit|)) and the greedy ids are equal.
+TEST_F(CudaModelTest, DecodeStepsReplayedFromGraphsGiveTheEagerStepsLogits) {
+  auto file = OpenGguf(kShared + "/models/stories260K.gguf");
+  ASSERT_TRUE(file);
+  auto eager = CudaModel::Load(file, {.device = 0, .kv_type = KvType::kF16, .num_slots = 2048});
+  auto graphed = CudaModel::Load(file, {.device = 0, .kv_type = KvType::kF16, .num_slots = 2048, .decode_graphs = true});
+  ASSERT_TRUE(eager.ok() && graphed.ok()) << eager.status().ToString() << graphed.status().ToString();
+  const int vocab = (*eager)->config().vocab_size;
+  constexpr int kSeqs = 3, kPrompt = 250, kSteps = 10;
+  std::mt19937 rng(7);
+  std::vector<std::vector<int32_t>> tokens(kSeqs), slots(kSeqs);
+  for (int s = 0; s < kSeqs; ++s) {
+    tokens[s].push_back(1);
+    for (int i = 1; i < kPrompt + s; ++i) tokens[s].push_back(static_cast<int32_t>(3 + rng() % (vocab - 3)));
+    for (int i = 0; i < 600; ++i) slots[s].push_back(static_cast<int32_t>(2047 - s - 3 * i));  // interleaved
+  }
+  auto run_both = [&](const std::vector<SequenceInput>& seqs, const char* what) {
+    std::vector<float> a(seqs.size() * vocab), b(seqs.size() * vocab);
+    ASSERT_TRUE((*eager)->Forward(seqs, a, {}).ok()) << what;
+    ASSERT_TRUE((*graphed)->Forward(seqs, b, {}).ok()) << what;
+    for (size_t r = 0; r < seqs.size(); ++r) {
+      std::span<const float> ra(a.data() + r * vocab, vocab), rb(b.data() + r * vocab, vocab);
+      float peak = 0, worst = 0;
+      for (int i = 0; i < vocab; ++i) {
+        peak = std::max(peak, std::abs(ra[i]));
+        worst = std::max(worst, std::abs(ra[i] - rb[i]));
+      }
+      EXPECT_LE(worst, 1e-4f * (1 + peak)) << what << ", row " << r;
+      EXPECT_EQ(ArgMax(ra), ArgMax(rb)) << what << ", row " << r;
+      tokens[r].push_back(ArgMax(ra));
+    }
+  };
+  auto decode_step = [&](int step) {
+    std::vector<SequenceInput> seqs;
+    for (int s = 0; s < kSeqs; ++s) {
+      const int32_t len = static_cast<int32_t>(tokens[s].size()) - 1;
+      seqs.push_back({len, std::span<const int32_t>(&tokens[s][len], 1), std::span<const int32_t>(slots[s].data(), len + 1)});
+    }
+    run_both(seqs, ("decode step " + std::to_string(step)).c_str());
+  };
+  std::vector<SequenceInput> prefill;
+  for (int s = 0; s < kSeqs; ++s)
+    prefill.push_back({0, tokens[s], std::span<const int32_t>(slots[s].data(), tokens[s].size())});
+  run_both(prefill, "prefill");
+  // Rows of 251..263 slots: width 256 for the first steps, 512 once the longest row passes 256.
+  for (int step = 0; step < kSteps; ++step) decode_step(step);
+  const int64_t wide_from = 256 - (kPrompt + kSeqs - 1);  // the step whose longest row first needs 257 slots
+  EXPECT_EQ((*graphed)->graphs_captured(), 2);
+  EXPECT_EQ((*graphed)->graph_replays(), (wide_from - 1) + (kSteps - wide_from - 1));
+  EXPECT_EQ((*eager)->graph_replays(), 0);
+  // A prefill of 900 tokens (more than the first one's 753) grows the scratch: the graphs go, and
+  // the next repeated shape is captured anew. Its slots 0..899 are none of the sequences'.
+  std::vector<int32_t> long_prompt(450, 5), long_slots(900);
+  std::iota(long_slots.begin(), long_slots.end(), 0);
+  const std::vector<SequenceInput> two_long = {{0, long_prompt, std::span<const int32_t>(long_slots.data(), 450)},
+                                               {0, long_prompt, std::span<const int32_t>(long_slots.data() + 450, 450)}};
+  std::vector<float> sink(2 * vocab);
+  ASSERT_TRUE((*eager)->Forward(two_long, sink, {}).ok());
+  ASSERT_TRUE((*graphed)->Forward(two_long, sink, {}).ok());
+  decode_step(kSteps);
+  EXPECT_EQ((*graphed)->graphs_captured(), 3);
+}
+
 TEST_F(CudaModelTest, BadInputsAreRefusedAndLeaveTheModelServing) {
   auto file = OpenGguf(kShared + "/models/stories260K.gguf");
   ASSERT_TRUE(file);

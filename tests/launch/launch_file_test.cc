@@ -110,7 +110,8 @@ TEST(ShippedFilesTest, EdgeRunsFourProcessesInStartOrder) {
   ASSERT_NE(worker, nullptr);
   EXPECT_EQ(worker->argv, (std::vector<std::string>{"radixserve", "node", "worker", "--name", "worker", "--namespace",
                                                     "default", "--process-name", "radixserve_worker", "-p",
-                                                    "model:=/models/m.gguf", "-p", "device:=cpu", "-p", "threads:=4", "-p",
+                                                    "model:=/models/m.gguf", "-p", "device:=cpu", "-p", "cuda_graphs:=false", "-p",
+                                                    "threads:=4", "-p",
                                                     "context:=0"}));
   const ProcessPlan* sched = plan->Find("scheduler");
   EXPECT_EQ(sched->nodes[0].Param("policy"), "fcfs");
@@ -118,7 +119,8 @@ TEST(ShippedFilesTest, EdgeRunsFourProcessesInStartOrder) {
   EXPECT_EQ(plan->Find("api")->nodes[0].Param("port"), "8080");
   EXPECT_EQ(plan->args.at("threads"), "4");
   EXPECT_EQ(plan->args.at("device"), "cpu");
-  EXPECT_EQ(plan->args.size(), 8u);
+  EXPECT_EQ(plan->args.at("cuda_graphs"), "false");
+  EXPECT_EQ(plan->args.size(), 9u);
 }
 
 TEST(ShippedFilesTest, EdgeDefaults) {
@@ -146,7 +148,7 @@ TEST(ShippedFilesTest, CompactRunsOneContainer) {
                         "/opt/rs/bin/radixserve", "container", "-n", "detokenizer:detokenizer", "-n", "worker:worker",
                         "-n", "scheduler:scheduler", "-n", "api:api", "--namespace", "default", "--process-name",
                         "radixserve_radixserve", "-p", "detokenizer.model:=m.gguf", "-p", "worker.model:=m.gguf", "-p",
-                        "worker.device:=cpu", "-p", "worker.threads:=3", "-p", "worker.context:=0", "-p", "scheduler.model:=m.gguf", "-p",
+                        "worker.device:=cpu", "-p", "worker.cuda_graphs:=false", "-p", "worker.threads:=3", "-p", "worker.context:=0", "-p", "scheduler.model:=m.gguf", "-p",
                         "scheduler.policy:=lpm", "-p", "scheduler.cache:=radix", "-p", "scheduler.context:=0", "-p",
                         "api.model:=m.gguf", "-p", "api.port:=30000", "-p", "api.drain_timeout_s:=30", "-p",
                         "api.context:=0",
