@@ -2,6 +2,8 @@
 # Installs radixserve's dependencies from Debian's apt.
 #   install-deps.sh            # everything: build, run, tests, benchmarks, fuzzing (the test command)
 #   install-deps.sh --runtime  # only what building and running the product needs (the main job)
+#   install-deps.sh --cuda     # the run-time packages and Debian's CUDA toolkit (11.8 on bookworm,
+#                              # from the non-free component, which it adds to apt's sources if missing)
 # Idempotent and non-interactive; any failure stops the script with a message.
 set -euo pipefail
 
@@ -27,12 +29,23 @@ TEST_PACKAGES=(
   cyclonedds-dev cyclonedds-tools iproute2 util-linux
 )
 
+# Debian's CUDA toolkit; it brings the g++-11 its nvcc runs as host compiler.
+CUDA_PACKAGES=(nvidia-cuda-toolkit)
+CUDA=0
+
 case "${1:-}" in
   --runtime) PACKAGES=("${RUNTIME_PACKAGES[@]}") ;;
+  --cuda) PACKAGES=("${RUNTIME_PACKAGES[@]}")
+          # a CUDA already installed (NVIDIA's, at /usr/local/cuda, or any nvcc on PATH) is kept
+          if nvcc="$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null)"; then
+            echo "install-deps: CUDA found ($nvcc), not installing Debian's toolkit"
+          else
+            PACKAGES+=("${CUDA_PACKAGES[@]}"); CUDA=1
+          fi ;;
   "") PACKAGES=("${RUNTIME_PACKAGES[@]}" "${TEST_PACKAGES[@]}")
       # the official openai npm client test needs Node.js and npm (a newer one may be installed already)
       command -v node >/dev/null && command -v npm >/dev/null || PACKAGES+=(nodejs npm) ;;
-  *) echo "install-deps: unknown argument '$1' (use --runtime or nothing)" >&2; exit 2 ;;
+  *) echo "install-deps: unknown argument '$1' (use --runtime, --cuda or nothing)" >&2; exit 2 ;;
 esac
 
 missing=()
@@ -56,6 +69,35 @@ fi
 echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q || { echo "install-deps: apt-get update failed" >&2; exit 1; }
+# (the policy is read whole: grep -q would stop reading early and pipefail would see apt-cache's SIGPIPE)
+cuda_candidate() { [[ "$(apt-cache policy nvidia-cuda-toolkit 2>/dev/null)" =~ Candidate:\ [0-9] ]]; }
+if [ "$CUDA" = 1 ] && ! cuda_candidate; then
+  # nvidia-cuda-toolkit lives in Debian's non-free component, and the driver library it needs
+  # depends on contrib's nvidia-support; a default install has neither. They are added to the
+  # Debian entries apt already has (a second entry for the same archive would have to repeat their
+  # Signed-By exactly), keeping a copy of each file changed.
+  changed=""
+  for f in /etc/apt/sources.list.d/debian.sources /etc/apt/sources.list; do
+    [ -f "$f" ] || continue
+    edit=""
+    for c in contrib non-free; do
+      if [ "${f##*.}" = sources ]; then
+        edit="$edit; /^Components:/ { / $c( |\$)/! s/\$/ $c/ }"
+      else
+        edit="$edit; /^deb(-src)? .*debian/ { / $c( |\$)/! s/\$/ $c/ }"
+      fi
+    done
+    if ! sed -E "${edit#; }" "$f" | cmp -s - "$f"; then
+      $SUDO cp "$f" "$f.before-radixserve"
+      $SUDO sed -i -E "${edit#; }" "$f"
+      changed="$changed $f"
+    fi
+  done
+  [ -n "$changed" ] || { echo "install-deps: no nvidia-cuda-toolkit, and no Debian entry in apt's sources to add contrib and non-free to" >&2; exit 1; }
+  echo "install-deps: added Debian's contrib and non-free components to$changed (copies: *.before-radixserve)"
+  $SUDO apt-get update -q || { echo "install-deps: apt-get update failed" >&2; exit 1; }
+  cuda_candidate || { echo "install-deps: no nvidia-cuda-toolkit in Debian's non-free component here; install CUDA from NVIDIA's repository instead" >&2; exit 1; }
+fi
 $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" \
   || { echo "install-deps: apt-get install failed for: ${missing[*]}" >&2; exit 1; }
 echo "install-deps: done"
