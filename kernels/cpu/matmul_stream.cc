@@ -196,18 +196,17 @@ void StreamRowsFloat(const WeightView& w, const float* x, int64_t n, int64_t r0,
 #if RS_HAVE_AVX2
 using namespace block_decoders;
 
-// Few tokens are memory-bound. A tile reads two adjacent rows in step, so memory sees two
-// streams, each continuing two rows on (in the next tile); each is prefetched kPrefetchAhead bytes
-// ahead, past its partner row once the lead leaves its own. (Prefetching 1 KiB ahead of each row
-// in place fell inside the partner row wherever rows are under 1 KiB, as in a 768-wide model,
-// and left the next tile's second row to demand misses.)
+// Few tokens are memory-bound. A tile reads its two rows in step from the two halves of the rows
+// it is given (StreamRowsInt8), so memory sees two streams, each reading whole rows one after the
+// other; each is prefetched kPrefetchAhead bytes ahead, into its next row when the lead leaves its
+// own. (Adjacent rows made each stream read a row and skip the next, which Zen 4's prefetchers
+// did not follow: one thread read 8 GB/s of Q8_0 weights from DRAM that way, 21 GB/s in halves.)
 constexpr int64_t kPrefetchAhead = 3072;
 // Prefetches the `count` units (legacy blocks or super-blocks) a tile reads from unit u of each of
-// its rows of `units` units, kPrefetchAhead on.
+// its rows, kPrefetchAhead on.
 template <class D>
-inline void PrefetchRowPair(const uint8_t* row0, const uint8_t* row1, int64_t u, int64_t units, int64_t count) {
-  const int64_t unit = D::Bytes(row0, 1) - row0, at = u * unit, row_bytes = units * unit;
-  const int64_t ahead = at + (at + kPrefetchAhead < row_bytes ? kPrefetchAhead : row_bytes + kPrefetchAhead);
+inline void PrefetchRowPair(const uint8_t* row0, const uint8_t* row1, int64_t u, int64_t count) {
+  const int64_t unit = D::Bytes(row0, 1) - row0, ahead = u * unit + kPrefetchAhead;
   for (int64_t line = 0; line < (count * unit + 63) / 64; ++line) {
     _mm_prefetch(reinterpret_cast<const char*>(row0) + ahead + 64 * line, _MM_HINT_T0);
     _mm_prefetch(reinterpret_cast<const char*>(row1) + ahead + 64 * line, _MM_HINT_T0);
@@ -220,11 +219,12 @@ inline float SumLanes(__m256 v) { return simd::HorizontalSum(v); }
 inline float SumLanes(__m512 v) { return _mm512_reduce_add_ps(v); }
 #endif
 template <int NT, class V>
-inline void StoreRowPairs(float* y, int64_t rows, V a00, V a10, V a01, V a11, V a02, V a12, V a03, V a13) {
+inline void StoreRowPairs(float* y0, float* y1, int64_t rows, V a00, V a10, V a01, V a11, V a02, V a12, V a03,
+                          V a13) {
   const V a[2][4] = {{a00, a01, a02, a03}, {a10, a11, a12, a13}};
   for (int j = 0; j < NT; ++j) {
-    y[j * rows] = SumLanes(a[0][j]);
-    y[j * rows + 1] = SumLanes(a[1][j]);
+    y0[j * rows] = SumLanes(a[0][j]);
+    y1[j * rows] = SumLanes(a[1][j]);
   }
 }
 
@@ -235,10 +235,11 @@ inline void StoreRowPairs(float* y, int64_t rows, V a00, V a10, V a01, V a11, V 
 #endif
 
 // 2 weight rows x NT (1..4) tokens; named accumulators (GCC spills an array of them).
-// xq starts at the first token; y at that token's output for row w0 (y + rows: the next token's).
+// xq starts at the first token; y0 and y1 at that token's outputs for rows w0 and w1 (+ rows: the
+// next token's).
 template <class D, int NT>
-inline void TileInt8(const uint8_t* w0, const uint8_t* w1, int64_t nb, const QuantizedActivations& xq, float* y,
-                     int64_t rows) {
+inline void TileInt8(const uint8_t* w0, const uint8_t* w1, int64_t nb, const QuantizedActivations& xq, float* y0,
+                     float* y1, int64_t rows) {
   const BlockQ8_0* x0 = xq.blocks;
   const BlockQ8_0* x1 = NT > 1 ? x0 + nb : x0;
   const BlockQ8_0* x2 = NT > 2 ? x0 + 2 * nb : x0;
@@ -260,7 +261,7 @@ inline void TileInt8(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qua
     {
       const int64_t u = b0 / D::kBlocks;
       if constexpr (NT <= 2) {  // few tokens: memory-bound; prefetch each row ahead
-        PrefetchRowPair<D>(w0, w1, u, nb / D::kBlocks, 1);
+        PrefetchRowPair<D>(w0, w1, u, 1);
       }
       D::Prepare(w0, u, &unit0);
       D::Prepare(w1, u, &unit1);
@@ -292,7 +293,7 @@ inline void TileInt8(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qua
 #undef RS_TOKEN_DOT
     }
   }
-  StoreRowPairs<NT>(y, rows, a00, a10, a01, a11, a02, a12, a03, a13);
+  StoreRowPairs<NT>(y0, y1, rows, a00, a10, a01, a11, a02, a12, a03, a13);
 }
 #undef RS_I8DOT
 
@@ -476,8 +477,8 @@ inline __m512 FactorPair(__m512 table, int p) {
 // 4 % faster than a further activation stream per token). Only the affine types add their
 // minimums in floats.
 template <class D, int NT>
-inline void TileVnni(const uint8_t* w0, const uint8_t* w1, int64_t nb, const QuantizedActivations& xq, float* y,
-                     int64_t rows) {
+inline void TileVnni(const uint8_t* w0, const uint8_t* w1, int64_t nb, const QuantizedActivations& xq, float* y0,
+                     float* y1, int64_t rows) {
   static_assert(!D::kAffine || D::kOffset == 0, "an affine type's minimum carries no offset");
   static_assert(D::kAffine || std::has_single_bit(static_cast<unsigned>(D::kOffset)),
                 "the offset is taken back by a shift of x's lane sums");
@@ -543,7 +544,7 @@ inline void TileVnni(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qua
     const __m512 none = _mm512_setzero_ps();
     int64_t b0 = 0;
     for (; b0 + 8 <= nb; b0 += 8) {
-      if constexpr (NT <= 2) PrefetchRowPair<D>(w0, w1, b0, nb, 8);
+      if constexpr (NT <= 2) PrefetchRowPair<D>(w0, w1, b0, 8);
       __m256 s0 = LegacyScales8<NT>(x0 + b0), s1 = LegacyScales8<NT>(x1 + b0);
       if constexpr (NT == 1) {
         const __m256 dx = _mm256_loadu_ps(xq.block_scales + b0);
@@ -565,7 +566,7 @@ inline void TileVnni(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qua
       }
     }
     for (int64_t b = b0; b < nb; b += 2) {
-      if constexpr (NT <= 2) PrefetchRowPair<D>(w0, w1, b, nb, 2);
+      if constexpr (NT <= 2) PrefetchRowPair<D>(w0, w1, b, 2);
       __m512 sc0 = PairScales(x0[b].d, x0[b + 1].d), sc1 = PairScales(x1[b].d, x1[b + 1].d);
       if constexpr (kHighTimes16) {
         const __m512 sixteenth = _mm512_setr_ps(1, 1, 1, 1, 1.0f / 16, 1.0f / 16, 1.0f / 16, 1.0f / 16, 1, 1, 1, 1,
@@ -586,7 +587,7 @@ inline void TileVnni(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qua
       {
         const int64_t u = b0 / D::kBlocks;
         if constexpr (NT <= 2) {  // few tokens: memory-bound; prefetch each row ahead
-          PrefetchRowPair<D>(w0, w1, u, nb / D::kBlocks, kStep / D::kBlocks);
+          PrefetchRowPair<D>(w0, w1, u, kStep / D::kBlocks);
         }
         D::Prepare(w0, u, &ua0);
         D::Prepare(w1, u, &ua1);
@@ -615,7 +616,7 @@ inline void TileVnni(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qua
       }
     }
   }
-  StoreRowPairs<NT>(y, rows, a00, a10, a01, a11, a02, a12, a03, a13);
+  StoreRowPairs<NT>(y0, y1, rows, a00, a10, a01, a11, a02, a12, a03, a13);
 }
 
 // K-quant super-blocks summed in integers (Q4_K, Q5_K, Q6_K against activations with one scale
@@ -701,8 +702,8 @@ struct IntegerK<DecodeQ6_K> {
 
 // 2 weight rows x NT (1..4) tokens over whole super-blocks; the contract of TileInt8.
 template <class D, int NT>
-inline void TileVnniK(const uint8_t* w0, const uint8_t* w1, int64_t nb, const QuantizedActivations& xq, float* y,
-                      int64_t rows) {
+inline void TileVnniK(const uint8_t* w0, const uint8_t* w1, int64_t nb, const QuantizedActivations& xq, float* y0,
+                      float* y1, int64_t rows) {
   using K = IntegerK<D>;
   using Block = typename K::Block;
   const int64_t cols = nb * 32, lanes = nb * 8, sums = cols / 16;
@@ -711,7 +712,7 @@ inline void TileVnniK(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qu
   __m512 a00 = _mm512_setzero_ps(), a10 = a00, a01 = a00, a11 = a00, a02 = a00, a12 = a00, a03 = a00, a13 = a00;
   for (int64_t sb = 0; sb < nb / 8; ++sb) {
     if constexpr (NT <= 2) {  // few tokens: memory-bound; prefetch each row ahead
-      PrefetchRowPair<D>(w0, w1, sb, nb / 8, 1);
+      PrefetchRowPair<D>(w0, w1, sb, 1);
     }
     const IntegerScales s0 = K::Scales(r0 + sb), s1 = K::Scales(r1 + sb);
     __m512i i00 = _mm512_setzero_si512(), i10 = i00, i01 = i00, i11 = i00, i02 = i00, i12 = i00, i03 = i00, i13 = i00;
@@ -760,7 +761,7 @@ inline void TileVnniK(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qu
     if constexpr (NT > 3) RS_TOKEN_SUM(3)
 #undef RS_TOKEN_SUM
   }
-  StoreRowPairs<NT>(y, rows, a00, a10, a01, a11, a02, a12, a03, a13);
+  StoreRowPairs<NT>(y0, y1, rows, a00, a10, a01, a11, a02, a12, a03, a13);
 }
 #else   // AVX2, or AVX-512 without VNNI
 // K-quant super-blocks summed in integers in 256-bit registers, as TileVnniK sums them: per block
@@ -825,8 +826,8 @@ struct IntegerK256<DecodeQ6_K> {
 
 // 2 weight rows x NT (1..4) tokens over whole super-blocks; the contract of TileInt8.
 template <class D, int NT>
-inline void TileIntK(const uint8_t* w0, const uint8_t* w1, int64_t nb, const QuantizedActivations& xq, float* y,
-                     int64_t rows) {
+inline void TileIntK(const uint8_t* w0, const uint8_t* w1, int64_t nb, const QuantizedActivations& xq, float* y0,
+                     float* y1, int64_t rows) {
   using K = IntegerK256<D>;
   using Block = typename K::Block;
   const int64_t cols = nb * 32, lanes = nb * 8, sums = cols / 16;
@@ -835,7 +836,7 @@ inline void TileIntK(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qua
   __m256 a00 = _mm256_setzero_ps(), a10 = a00, a01 = a00, a11 = a00, a02 = a00, a12 = a00, a03 = a00, a13 = a00;
   for (int64_t sb = 0; sb < nb / 8; ++sb) {
     if constexpr (NT <= 2) {  // few tokens: memory-bound; prefetch each row ahead
-      PrefetchRowPair<D>(w0, w1, sb, nb / 8, 1);
+      PrefetchRowPair<D>(w0, w1, sb, 1);
     }
     const IntegerScales256 s0 = K::Scales(r0 + sb), s1 = K::Scales(r1 + sb);
     __m256i i00 = _mm256_setzero_si256(), i10 = i00, i01 = i00, i11 = i00, i02 = i00, i12 = i00, i03 = i00, i13 = i00;
@@ -882,7 +883,7 @@ inline void TileIntK(const uint8_t* w0, const uint8_t* w1, int64_t nb, const Qua
     if constexpr (NT > 3) RS_TOKEN_SUM(3)
 #undef RS_TOKEN_SUM
   }
-  StoreRowPairs<NT>(y, rows, a00, a10, a01, a11, a02, a12, a03, a13);
+  StoreRowPairs<NT>(y0, y1, rows, a00, a10, a01, a11, a02, a12, a03, a13);
 }
 #endif  // RS_HAVE_AVX512_VNNI
 
@@ -890,33 +891,32 @@ template <class D>
 void StreamRowsInt8(const WeightView& w, const QuantizedActivations& xq, int64_t n, int64_t r0, int64_t r1,
                     float* y) {
   const int64_t nb = w.cols / kQ8BlockSize;
-  for (int64_t r = r0; r < r1; r += 2) {
-    const bool pair = r + 1 < r1;
-    const uint8_t* w0 = Row(w, r);
-    const uint8_t* w1 = pair ? Row(w, r + 1) : w0;  // an odd last row pairs with itself
+  // Row r0 + i pairs with row r0 + half + i (see kPrefetchAhead); an odd count's middle row, the
+  // last of the first half, pairs with itself and writes its one output twice.
+  const int64_t half = (r1 - r0 + 1) / 2;
+  for (int64_t i = 0; i < half; ++i) {
+    const int64_t ra = r0 + i, rb = ra + half < r1 ? ra + half : ra;
+    const uint8_t* w0 = Row(w, ra);
+    const uint8_t* w1 = Row(w, rb);
     for (int64_t t = 0; t < n; t += 4) {
       const int nt = static_cast<int>(std::min<int64_t>(4, n - t));
-      // A pair writes y directly; the odd row writes both copies to `last`, 2 floats per token.
-      float last[2 * 4];
-      float* out = pair ? y + t * w.rows + r : last;
-      const int64_t stride = pair ? w.rows : 2;
+      float* y0 = y + t * w.rows + ra;
+      float* y1 = y + t * w.rows + rb;
       const QuantizedActivations xt = xq.From(t, w.cols);
       ByTokens(nt, [&](auto nt_constant) {
         constexpr int NT = decltype(nt_constant)::value;
 #if RS_HAVE_AVX512_VNNI
         if constexpr (IntegerK<D>::kHas) {
-          if (xq.group_blocks == 8) return TileVnniK<D, NT>(w0, w1, nb, xt, out, stride);
+          if (xq.group_blocks == 8) return TileVnniK<D, NT>(w0, w1, nb, xt, y0, y1, w.rows);
         }
-        if (nb % 2 == 0) return TileVnni<D, NT>(w0, w1, nb, xt, out, stride);
+        if (nb % 2 == 0) return TileVnni<D, NT>(w0, w1, nb, xt, y0, y1, w.rows);
 #else
         if constexpr (IntegerK256<D>::kHas) {
-          if (xq.group_blocks == 8) return TileIntK<D, NT>(w0, w1, nb, xt, out, stride);
+          if (xq.group_blocks == 8) return TileIntK<D, NT>(w0, w1, nb, xt, y0, y1, w.rows);
         }
 #endif
-        TileInt8<D, NT>(w0, w1, nb, xt, out, stride);
+        TileInt8<D, NT>(w0, w1, nb, xt, y0, y1, w.rows);
       });
-      if (!pair)
-        for (int j = 0; j < nt; ++j) y[(t + j) * w.rows + r] = last[2 * j];
     }
   }
 }
