@@ -2,8 +2,8 @@
 # Installs radixserve's dependencies from Debian's apt.
 #   install-deps.sh            # everything: build, run, tests, benchmarks, fuzzing (the test command)
 #   install-deps.sh --runtime  # only what building and running the product needs (the main job)
-#   install-deps.sh --cuda     # the run-time packages and Debian's CUDA toolkit (11.8 on bookworm,
-#                              # from the non-free component, which it adds to apt's sources if missing)
+#   install-deps.sh --cuda     # the run-time packages and Debian's CUDA toolkit (11.8 on bookworm, from
+#                              # contrib and non-free, which it adds to apt's Debian entries if missing)
 # Idempotent and non-interactive; any failure stops the script with a message.
 set -euo pipefail
 
@@ -79,17 +79,13 @@ if [ "$CUDA" = 1 ] && ! cuda_candidate; then
   changed=""
   for f in /etc/apt/sources.list.d/debian.sources /etc/apt/sources.list; do
     [ -f "$f" ] || continue
-    edit=""
-    for c in contrib non-free; do
-      if [ "${f##*.}" = sources ]; then
-        edit="$edit; /^Components:/ { / $c( |\$)/! s/\$/ $c/ }"
-      else
-        edit="$edit; /^deb(-src)? .*debian/ { / $c( |\$)/! s/\$/ $c/ }"
-      fi
-    done
-    if ! sed -E "${edit#; }" "$f" | cmp -s - "$f"; then
+    # the lines that list components: deb822's Components:, or a one-line entry's deb lines
+    lines='/^deb(-src)? .*debian/'
+    [ "${f##*.}" = sources ] && lines='/^Components:/'
+    edit="$lines { / contrib( |\$)/! s/\$/ contrib/; / non-free( |\$)/! s/\$/ non-free/ }"
+    if ! sed -E "$edit" "$f" | cmp -s - "$f"; then
       $SUDO cp "$f" "$f.before-radixserve"
-      $SUDO sed -i -E "${edit#; }" "$f"
+      $SUDO sed -i -E "$edit" "$f"
       changed="$changed $f"
     fi
   done
