@@ -37,7 +37,8 @@ struct MaxOp {
 
 // One block per row: penalties on the row's counted tokens (one entry per token, so no two
 // threads write one logit), then its suppressed tokens to -inf; for a row that sorts, its ids
-// 0..vocab-1 as the sort's values and its segment; the others get an empty segment.
+// 0..vocab-1 as the sort's values, its zeros made +0.0, and its segment; the others get an empty
+// segment.
 __global__ void PrepareRowsKernel(float* logits, int64_t vocab, const RowSampling* rows, const TokenCount* counts,
                                   const int32_t* suppressed, int32_t* ids, int32_t* seg_begin, int32_t* seg_end) {
   const int64_t r = blockIdx.x;
@@ -60,8 +61,14 @@ __global__ void PrepareRowsKernel(float* logits, int64_t vocab, const RowSamplin
     seg_begin[r] = static_cast<int32_t>(r * vocab);
     seg_end[r] = static_cast<int32_t>(r * vocab + (sorts ? vocab : 0));
   }
-  if (sorts)
-    for (int64_t i = threadIdx.x; i < vocab; i += blockDim.x) ids[r * vocab + i] = static_cast<int32_t>(i);
+  if (!sorts) return;
+  __syncthreads();  // every penalty and suppression written before the row is read again
+  for (int64_t i = threadIdx.x; i < vocab; i += blockDim.x) {
+    ids[r * vocab + i] = static_cast<int32_t>(i);
+    // The radix sort orders -0.0 below +0.0, the contract's comparison holds them equal: one zero
+    // keeps equal logits in ascending ids.
+    if (row[i] == 0.0f) row[i] = 0.0f;
+  }
 }
 
 // One block per row: the contract's steps 2-4 (row_sampling.h) on the penalised logits, with the

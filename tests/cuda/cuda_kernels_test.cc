@@ -323,6 +323,40 @@ TEST_F(CudaKernels, SampleRowsGivesTheHostRowSamplersTokensAndLogProbabilities) 
   }
 }
 
+// Logits of +0.0 and -0.0 are equal to the contract, so a cut among them keeps the lower ids and
+// the top logprobs list them in ascending ids, though the radix sort tells the two zeros apart.
+TEST_F(CudaKernels, SampleRowsHoldsBothZerosEqualAtACut) {
+  const int64_t vocab = 64;
+  std::vector<float> logits(2 * vocab, -5.0f);
+  for (int64_t r = 0; r < 2; ++r) {
+    logits[r * vocab + 10] = logits[r * vocab + 30] = -0.0f;
+    logits[r * vocab + 20] = logits[r * vocab + 40] = 0.0f;
+  }
+  std::vector<sampling::RowSampling> rows(2);
+  rows[0].temperature = 1.0f;
+  rows[0].top_k = 3;  // keeps 10, 20 and 30
+  rows[0].uniform = 0.9;
+  rows[0].top_logprobs = 4;
+  rows[1].top_logprobs = 4;  // greedy, sorted for its top logprobs
+  DeviceVector<float> d_logits(logits);
+  DeviceVector<sampling::RowSampling> d_rows(rows);
+  DeviceVector<sampling::RowSample> d_out(rows.size());
+  SampleWorkspace ws;
+  ASSERT_TRUE(
+      SampleRows(d_logits.get(), {rows.data(), 2, d_rows.get(), nullptr, nullptr, vocab}, ws, d_out.get(), nullptr).ok());
+  const auto out = d_out.ToHost();
+  sampling::RowSampler host(static_cast<int32_t>(vocab));
+  for (size_t r = 0; r < rows.size(); ++r) {
+    std::vector<float> row(logits.begin() + r * vocab, logits.begin() + (r + 1) * vocab);
+    const sampling::RowSample want = host.Sample(rows[r], row, {}, {});
+    EXPECT_EQ(out[r].token, want.token) << "row " << r;
+    for (int j = 0; j < 4; ++j) EXPECT_EQ(out[r].top_ids[j], want.top_ids[j]) << "row " << r << " top " << j;
+  }
+  EXPECT_EQ(out[0].token, 30);  // the draw's 0.9 of three equal tokens
+  EXPECT_EQ(out[1].token, 10);
+  EXPECT_EQ(out[1].top_ids[3], 40);
+}
+
 // Every token suppressed: a drawn row takes token 0, as on the host; a sort too large is refused
 // before anything runs.
 TEST_F(CudaKernels, SampleRowsTakesTokenZeroWhenEveryTokenIsSuppressedAndRefusesAnOversizedSort) {
