@@ -39,64 +39,57 @@ Status SetDevice(int device) { return CudaStatus(cudaSetDevice(device), "cudaSet
 
 Status Synchronize(Stream stream) { return CudaStatus(cudaStreamSynchronize(stream), "cudaStreamSynchronize"); }
 
-Result<DeviceBuffer> DeviceBuffer::Allocate(size_t bytes) {
-  DeviceBuffer b;
+namespace {
+
+cudaError_t AllocateRaw(MemoryKind kind, void** ptr, size_t bytes) {
+  return kind == MemoryKind::kDevice ? cudaMalloc(ptr, bytes) : cudaMallocHost(ptr, bytes);
+}
+
+const char* AllocatorName(MemoryKind kind) { return kind == MemoryKind::kDevice ? "cudaMalloc" : "cudaMallocHost"; }
+
+}  // namespace
+
+template <MemoryKind kKind>
+Result<Buffer<kKind>> Buffer<kKind>::Allocate(size_t bytes) {
+  Buffer b;
   if (bytes == 0) return std::move(b);
-  const cudaError_t err = cudaMalloc(&b.ptr_, bytes);
+  const cudaError_t err = AllocateRaw(kKind, &b.ptr_, bytes);
   if (err != cudaSuccess) {
     cudaGetLastError();
     b.ptr_ = nullptr;
-    return Status::ResourceExhausted("cudaMalloc of " + std::to_string(bytes) + " bytes: " + cudaGetErrorString(err));
+    return Status::ResourceExhausted(std::string(AllocatorName(kKind)) + " of " + std::to_string(bytes) +
+                                     " bytes: " + cudaGetErrorString(err));
   }
   b.bytes_ = bytes;
   return std::move(b);
 }
 
-DeviceBuffer::~DeviceBuffer() {
-  if (ptr_) cudaFree(ptr_);
+template <MemoryKind kKind>
+void Buffer<kKind>::Free() noexcept {
+  if (ptr_ == nullptr) return;
+  if (kKind == MemoryKind::kDevice) {
+    cudaFree(ptr_);
+  } else {
+    cudaFreeHost(ptr_);
+  }
 }
 
-DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
+template <MemoryKind kKind>
+Buffer<kKind>::Buffer(Buffer&& other) noexcept
     : ptr_(std::exchange(other.ptr_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
 
-DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
+template <MemoryKind kKind>
+Buffer<kKind>& Buffer<kKind>::operator=(Buffer&& other) noexcept {
   if (this != &other) {
-    if (ptr_) cudaFree(ptr_);
+    Free();
     ptr_ = std::exchange(other.ptr_, nullptr);
     bytes_ = std::exchange(other.bytes_, 0);
   }
   return *this;
 }
 
-Result<PinnedBuffer> PinnedBuffer::Allocate(size_t bytes) {
-  PinnedBuffer b;
-  if (bytes == 0) return std::move(b);
-  const cudaError_t err = cudaMallocHost(&b.ptr_, bytes);
-  if (err != cudaSuccess) {
-    cudaGetLastError();
-    b.ptr_ = nullptr;
-    return Status::ResourceExhausted("cudaMallocHost of " + std::to_string(bytes) + " bytes: " +
-                                     cudaGetErrorString(err));
-  }
-  b.bytes_ = bytes;
-  return std::move(b);
-}
-
-PinnedBuffer::~PinnedBuffer() {
-  if (ptr_) cudaFreeHost(ptr_);
-}
-
-PinnedBuffer::PinnedBuffer(PinnedBuffer&& other) noexcept
-    : ptr_(std::exchange(other.ptr_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
-
-PinnedBuffer& PinnedBuffer::operator=(PinnedBuffer&& other) noexcept {
-  if (this != &other) {
-    if (ptr_) cudaFreeHost(ptr_);
-    ptr_ = std::exchange(other.ptr_, nullptr);
-    bytes_ = std::exchange(other.bytes_, 0);
-  }
-  return *this;
-}
+template class Buffer<MemoryKind::kDevice>;
+template class Buffer<MemoryKind::kPinnedHost>;
 
 Result<OwnedStream> OwnedStream::Create() {
   OwnedStream s;

@@ -31,16 +31,22 @@ Result<DeviceInfo> GetDeviceInfo(int device);
 Status SetDevice(int device);
 Status Synchronize(Stream stream);
 
-// Bytes on the current device, freed when the buffer goes.
-class DeviceBuffer {
+enum class MemoryKind {
+  kDevice,      // on the current device
+  kPinnedHost,  // page-locked host memory: copies from it run asynchronously and at full bus speed
+};
+
+// Bytes of one kind, freed when the buffer goes.
+template <MemoryKind kKind>
+class Buffer {
  public:
-  DeviceBuffer() = default;
-  static Result<DeviceBuffer> Allocate(size_t bytes);
-  ~DeviceBuffer();
-  DeviceBuffer(DeviceBuffer&& other) noexcept;
-  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  Buffer() = default;
+  static Result<Buffer> Allocate(size_t bytes);
+  ~Buffer() { Free(); }
+  Buffer(Buffer&& other) noexcept;
+  Buffer& operator=(Buffer&& other) noexcept;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
 
   void* data() const { return ptr_; }
   size_t bytes() const { return bytes_; }
@@ -48,30 +54,16 @@ class DeviceBuffer {
   T* as() const { return static_cast<T*>(ptr_); }
 
  private:
+  void Free() noexcept;
+
   void* ptr_ = nullptr;
   size_t bytes_ = 0;
 };
 
-// Page-locked host memory: copies from it run asynchronously and at full bus speed.
-class PinnedBuffer {
- public:
-  PinnedBuffer() = default;
-  static Result<PinnedBuffer> Allocate(size_t bytes);
-  ~PinnedBuffer();
-  PinnedBuffer(PinnedBuffer&& other) noexcept;
-  PinnedBuffer& operator=(PinnedBuffer&& other) noexcept;
-  PinnedBuffer(const PinnedBuffer&) = delete;
-  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
-
-  void* data() const { return ptr_; }
-  size_t bytes() const { return bytes_; }
-  template <typename T>
-  T* as() const { return static_cast<T*>(ptr_); }
-
- private:
-  void* ptr_ = nullptr;
-  size_t bytes_ = 0;
-};
+using DeviceBuffer = Buffer<MemoryKind::kDevice>;
+using PinnedBuffer = Buffer<MemoryKind::kPinnedHost>;
+extern template class Buffer<MemoryKind::kDevice>;  // defined in device.cu
+extern template class Buffer<MemoryKind::kPinnedHost>;
 
 // A stream of its own (not the legacy default stream, which serialises with every other).
 class OwnedStream {
@@ -91,10 +83,10 @@ class OwnedStream {
 
 // Makes `b` (a DeviceBuffer or PinnedBuffer) at least `bytes` long, doubling, so that scratch
 // reused across steps settles at its peak and a warm step allocates nothing. Contents are lost.
-template <typename Buffer>
-Status GrowBuffer(Buffer& b, size_t bytes) {
+template <MemoryKind kKind>
+Status GrowBuffer(Buffer<kKind>& b, size_t bytes) {
   if (b.bytes() >= bytes) return Status::Ok();
-  RS_ASSIGN_OR_RETURN(b, Buffer::Allocate(bytes > 2 * b.bytes() ? bytes : 2 * b.bytes()));
+  RS_ASSIGN_OR_RETURN(b, Buffer<kKind>::Allocate(bytes > 2 * b.bytes() ? bytes : 2 * b.bytes()));
   return Status::Ok();
 }
 
