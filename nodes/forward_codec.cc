@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 namespace radixserve::nodes {
 
@@ -11,6 +12,8 @@ using transport::ForwardBatchMsg;
 using transport::ForwardReqWire;
 using transport::ForwardResultMsg;
 using transport::MessageWriter;
+
+static_assert(std::is_trivially_copyable_v<ForwardReqWire>, "zeroed with memset, read from shared memory");
 
 size_t ForwardBatchBytes(const sched::ForwardBatch& b) {
   return ForwardBatchMsg::Bytes({.reqs = b.reqs.size(),
@@ -29,7 +32,7 @@ Status EncodeForwardBatch(const sched::ForwardBatch& b, void* buf, size_t cap) {
   for (size_t i = 0; i < reqs.size(); ++i) {
     const sched::ForwardReq& r = b.reqs[i];
     ForwardReqWire& o = reqs[i];
-    std::memset(&o, 0, sizeof(o));
+    std::memset(static_cast<void*>(&o), 0, sizeof(o));  // padding too: shared memory carries no stale bytes
     o.rid = r.rid;
     o.row = r.row;
     o.sync_begin = r.sync_begin;
