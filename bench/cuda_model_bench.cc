@@ -1,10 +1,15 @@
 // cuda_model_bench: CudaModel's speed on the medium generated model in F16 (not a test; ctest does
 // not run it). Prints prefill tokens/s, decode tokens/s at several batch sizes with a cached
-// context, one decode step's time split into GEMM, attention and the rest (other kernels and
-// host work), and the fraction of the HBM bandwidth the step reaches reading the weights once.
-//   cuda_model_bench [--batches 1,32,256] [--cached 128] [--prefill 512] [--steps 20] [--hbm-tbs 4.3]
-// The split times the step's GEMMs and attention calls alone, with the step's shapes, on the same
-// stream; "rest" is the step minus both. "greedy tok/s" and "drawn tok/s": the same steps sampling
+// context, one decode step's time split into GEMM, attention, other kernels and host work, and
+// the fraction of the device's memory bandwidth the step reaches reading the weights once.
+//   cuda_model_bench [--batches 1,32,256] [--cached 128] [--prefill 512] [--steps 20] [--hbm-tbs T]
+// The split times the step's GEMMs, its attention calls and its other kernels (norms, RoPE,
+// conversions, KV writes, activations, residual adds, as CudaModel::Forward enqueues them for the
+// medium model) alone, with the step's shapes, one group at a time on one stream; "host" is the
+// step minus the three: launches, the input copy, the logits copy and the host's own work. The
+// bandwidth the weights' rate is compared with is measured here, device-to-device copies of 1 GiB
+// counting the bytes read and written (as CUDA's bandwidthTest does), unless --hbm-tbs gives it
+// in TB/s. "greedy tok/s" and "drawn tok/s": the same steps sampling
 // on the device (ForwardOptions::sampling), greedy, then temperature 0.8 with top-k 40 and top-p
 // 0.9 (a sort of every row), so no logits come back to the host. "graphs tok/s": the logits steps
 // on a second model with decode graphs (CudaModelOptions::decode_graphs), after two untimed steps
@@ -24,6 +29,7 @@
 #include "kernels/cuda/attention.h"
 #include "kernels/cuda/device.h"
 #include "kernels/cuda/gemm.h"
+#include "kernels/cuda/ops.h"
 
 namespace rs = radixserve;
 namespace cu = radixserve::cuda;
@@ -49,12 +55,30 @@ std::vector<int> SplitInts(const std::string& s) {
 
 double Seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
+// Bytes read and written per second by device-to-device copies of 1 GiB, best of 5 rounds of 4:
+// the rate a step that reads its weights once could at best reach.
+rs::Result<double> CopyBandwidth() {
+  constexpr size_t kBytes = size_t{1} << 30;
+  RS_ASSIGN_OR_RETURN(cu::DeviceBuffer a, cu::DeviceBuffer::Allocate(kBytes));
+  RS_ASSIGN_OR_RETURN(cu::DeviceBuffer b, cu::DeviceBuffer::Allocate(kBytes));
+  RS_RETURN_IF_ERROR(cu::CopyOnDevice(b.data(), a.data(), kBytes, nullptr));  // untimed: the first touches the pages
+  RS_RETURN_IF_ERROR(cu::Synchronize(nullptr));
+  double best = 1e9;
+  for (int round = 0; round < 5; ++round) {
+    const auto t0 = Clock::now();
+    for (int i = 0; i < 4; ++i) RS_RETURN_IF_ERROR(cu::CopyOnDevice(b.data(), a.data(), kBytes, nullptr));
+    RS_RETURN_IF_ERROR(cu::Synchronize(nullptr));
+    best = std::min(best, Seconds(t0, Clock::now()) / 4);
+  }
+  return 2.0 * kBytes / best;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string batches = "1,32,256";
   int cached = 128, prefill = 512, steps = 20;
-  double hbm_tbs = 4.3;
+  double hbm_tbs = 0;  // 0: measured
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
     if (k == "--batches") batches = v;
@@ -88,6 +112,14 @@ int main(int argc, char** argv) {
   rs::model::CudaModel& g = **graphed_model;
   const rs::model::LlamaConfig& c = m.config();
   std::printf("device: %s\nmodel: medium F16, %s\n", m.Describe().c_str(), c.ToString().c_str());
+  if (hbm_tbs > 0) {
+    std::printf("memory bandwidth: %.2f TB/s (given)\n", hbm_tbs);
+  } else {
+    auto copy = CopyBandwidth();
+    if (!copy.ok()) return Fail(copy.status());
+    hbm_tbs = *copy / 1e12;
+    std::printf("memory bandwidth: %.2f TB/s (device-to-device copies, read + write)\n", hbm_tbs);
+  }
 
   // Each sequence b owns slots [b * row_len, (b + 1) * row_len).
   std::vector<std::vector<int32_t>> slots(max_batch), tokens(max_batch);
@@ -115,9 +147,9 @@ int main(int argc, char** argv) {
   const double weight_bytes =
       2.0 * (double(c.num_layers) * (double(c.q_dim()) * c.dim * 2 + 2.0 * c.kv_dim() * c.dim + 3.0 * c.ffn_dim * c.dim) +
              double(c.vocab_size) * c.dim);
-  std::printf("| batch | cached | decode tok/s | step ms | GEMM ms | attention ms | rest ms | weights GB/s | of HBM | "
-              "greedy tok/s | drawn tok/s | graphs tok/s |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("| batch | cached | decode tok/s | step ms | GEMM ms | attention ms | other kernels ms | host ms | "
+              "weights GB/s | of bandwidth | greedy tok/s | drawn tok/s | graphs tok/s |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   auto gemm = cu::Gemm::Create(nullptr);
   if (!gemm.ok()) return Fail(gemm.status());
   for (int B : sizes) {
@@ -239,10 +271,47 @@ int main(int argc, char** argv) {
         (void)cu::PagedAttention(q->as<float>(), B, layer, shape, d_rows->as<int32_t>(), row_len, d_row->as<int32_t>(),
                                  d_pos->as<int32_t>(), o->as<float>(), nullptr);
     });
+    // The other kernels alone: the step's sequence of them for a llama-family model without
+    // biases (the medium model), B tokens, the KV writes into slots 0..B-1.
+    const int64_t widest = std::max({int64_t{c.dim}, int64_t{c.q_dim()}, int64_t{c.ffn_dim}});
+    auto f1 = cu::DeviceBuffer::Allocate(size_t(B) * widest * 4), f2 = cu::DeviceBuffer::Allocate(size_t(B) * widest * 4),
+         f3 = cu::DeviceBuffer::Allocate(size_t(B) * widest * 4), norm_w = cu::DeviceBuffer::Allocate(size_t(c.dim) * 4),
+         cos_sin = cu::DeviceBuffer::Allocate(size_t(B) * std::max(c.rope_dim, 2) * 4);
+    if (!f1.ok() || !f2.ok() || !f3.ok() || !norm_w.ok() || !cos_sin.ok())
+      return Fail(rs::Status::ResourceExhausted("bench buffers"));
+    float *a = f1->as<float>(), *b2 = f2->as<float>(), *b3 = f3->as<float>(), *nw = norm_w->as<float>();
+    const std::vector<float> ones(c.dim, 1.0f);  // norm weights, and RoPE frequencies that keep angles small
+    (void)cu::CopyToDevice(nw, ones.data(), ones.size() * 4, nullptr);
+    float* cs = cos_sin->as<float>();
+    uint16_t* h = x->as<uint16_t>();
+    const int32_t* ids = d_row->as<int32_t>();  // 0..B-1: token ids, slots and rows alike
+    const double other_s = time_gpu([&] {
+      (void)cu::EmbedRowsF16(w->as<uint16_t>(), ids, B, c.dim, c.embedding_scale, a, nullptr);
+      (void)cu::RopeAngles(d_pos->as<int32_t>(), B, nw, c.rope_dim / 2, c.rope_linear_scale, cs, nullptr);
+      (void)cu::RmsNorm(a, nw, c.rms_eps, b2, B, c.dim, nullptr);
+      for (int l = 0; l < c.num_layers; ++l) {
+        (void)cu::ConvertF32ToF16(b2, h, int64_t{B} * c.dim, nullptr);
+        (void)cu::Rope(b3, B, c.num_heads, c.head_dim, c.rope_dim, cs, false, nullptr);
+        (void)cu::Rope(b2, B, c.num_kv_heads, c.head_dim, c.rope_dim, cs, false, nullptr);
+        (void)cu::KvScatter(b2, b3, ids, B, c.kv_dim(), kbuf->data(), vbuf->data(), true, nullptr);
+        (void)cu::ConvertF32ToF16(b3, h, int64_t{B} * c.q_dim(), nullptr);
+        (void)cu::Add(b2, a, int64_t{B} * c.dim, nullptr);
+        (void)cu::RmsNorm(a, nw, c.rms_eps, b2, B, c.dim, nullptr);
+        (void)cu::ConvertF32ToF16(b2, h, int64_t{B} * c.dim, nullptr);
+        (void)cu::SiluMul(b2, b3, b2, int64_t{B} * c.ffn_dim, nullptr);
+        (void)cu::ConvertF32ToF16(b2, h, int64_t{B} * c.ffn_dim, nullptr);
+        (void)cu::Add(b3, a, int64_t{B} * c.dim, nullptr);
+        if (l + 1 < c.num_layers) (void)cu::RmsNorm(a, nw, c.rms_eps, b2, B, c.dim, nullptr);
+      }
+      (void)cu::GatherRows(a, ids, B, c.dim, b3, nullptr);
+      (void)cu::RmsNorm(b3, nw, c.rms_eps, b2, B, c.dim, nullptr);
+      (void)cu::ConvertF32ToF16(b2, h, int64_t{B} * c.dim, nullptr);
+    });
     const double gbs = weight_bytes / step_s / 1e9;
-    std::printf("| %d | %d | %.0f | %.3f | %.3f | %.3f | %.3f | %.0f | %.1f %% | %.0f | %.0f | %.0f |\n", B, cached,
-                B / step_s, step_s * 1e3, gemm_s * 1e3, attn_s * 1e3, (step_s - gemm_s - attn_s) * 1e3, gbs,
-                100.0 * gbs / (hbm_tbs * 1e3), B / *greedy_step_s, B / *drawn_step_s, B / graphed_step_s);
+    std::printf("| %d | %d | %.0f | %.3f | %.3f | %.3f | %.3f | %.3f | %.0f | %.1f %% | %.0f | %.0f | %.0f |\n", B,
+                cached, B / step_s, step_s * 1e3, gemm_s * 1e3, attn_s * 1e3, other_s * 1e3,
+                (step_s - gemm_s - attn_s - other_s) * 1e3, gbs, 100.0 * gbs / (hbm_tbs * 1e3), B / *greedy_step_s,
+                B / *drawn_step_s, B / graphed_step_s);
   }
   std::filesystem::remove(path);
   return 0;

@@ -121,4 +121,9 @@ Status CopyToHost(void* dst, const void* src, size_t bytes, Stream stream) {
   return CudaStatus(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync (to host)");
 }
 
+Status CopyOnDevice(void* dst, const void* src, size_t bytes, Stream stream) {
+  return CudaStatus(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream),
+                    "cudaMemcpyAsync (on the device)");
+}
+
 }  // namespace radixserve::cuda

@@ -93,5 +93,6 @@ Status GrowBuffer(Buffer<kKind>& b, size_t bytes) {
 // Copies ordered on `stream`; host memory should be pinned for them to overlap (not required).
 Status CopyToDevice(void* dst, const void* src, size_t bytes, Stream stream);
 Status CopyToHost(void* dst, const void* src, size_t bytes, Stream stream);
+Status CopyOnDevice(void* dst, const void* src, size_t bytes, Stream stream);
 
 }  // namespace radixserve::cuda
