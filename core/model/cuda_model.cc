@@ -6,11 +6,10 @@
 #include <array>
 #include <cmath>
 #include <cstring>
-#include <map>
-#include <set>
 #include <string>
 #include <utility>
 
+#include "core/model/decode_graph_cache.h"
 #include "core/model/weights.h"
 #include "kernels/cpu/convert.h"
 #include "kernels/cpu/matmul.h"
@@ -101,7 +100,8 @@ struct StagedSampling {
 };
 
 // Decode graphs: slot rows padded to this many slots, so that one graph serves a sequence's
-// steps until its context passes the next multiple; and at most this many graphs kept.
+// steps until its context passes the next multiple; and at most this many graphs kept (the
+// least recently run gives way).
 constexpr int64_t kGraphRowAlign = 256;
 constexpr size_t kMaxDecodeGraphs = 64;
 
@@ -123,13 +123,9 @@ struct CudaModel::Impl {
   cu::PinnedBuffer staging;  // the step's int32 inputs, copied in with one transfer
   cu::DeviceBuffer ints, x, xn, half, q, k, v, attn, gate, up, cos_sin, last, logits, samples;
   cu::SampleWorkspace sample_ws;
-  // Decode graphs by (sequences, padded slot-row width): valid while the scratch they name is
-  // the scratch of `graph_scratch`. A shape is captured the second time it comes (its first run,
-  // eager, has loaded every kernel it needs).
-  using GraphKey = std::pair<int64_t, int64_t>;
+  // Decode graphs by shape: valid while the scratch they name is the scratch of `graph_scratch`.
   bool graphs_on = false;
-  std::map<GraphKey, cu::StepGraph> graphs;
-  std::set<GraphKey> ran_eagerly;
+  DecodeGraphCache<cu::StepGraph> graphs{kMaxDecodeGraphs};
   std::array<const void*, 13> graph_scratch{};
   int64_t graph_replays = 0, graphs_captured = 0;
 
@@ -139,26 +135,27 @@ struct CudaModel::Impl {
   }
 
   // Runs a decode step's layers (`layers` enqueues them) from its graph, capturing it if due.
-  Status RunDecode(GraphKey key, const std::function<Status()>& layers) {
+  // An evicted graph may still be in flight: CUDA frees an executable graph when it completes.
+  Status RunDecode(DecodeShape shape, const std::function<Status()>& layers) {
     if (Scratch() != graph_scratch) {  // a buffer grew: the graphs name freed memory
-      graphs.clear();
+      graphs.DropGraphs();
       graph_scratch = Scratch();
     }
-    auto it = graphs.find(key);
-    if (it == graphs.end()) {
-      if (ran_eagerly.insert(key).second || graphs.size() >= kMaxDecodeGraphs) return layers();
+    cu::StepGraph* graph = graphs.Find(shape);
+    if (graph == nullptr) {
+      if (!graphs.DueForCapture(shape)) return layers();
       Result<cu::StepGraph> g = cu::StepGraph::Capture(stream.get(), layers);
       if (!g.ok()) {
         graphs_on = false;
-        graphs.clear();
+        graphs.DropGraphs();
         LOG(WARNING) << "cuda: decode graphs off, steps run kernel by kernel: " << g.status().ToString();
         return layers();
       }
-      it = graphs.emplace(key, std::move(g).value()).first;
+      graph = graphs.Insert(shape, std::move(g).value());
       ++graphs_captured;
     }
     ++graph_replays;
-    return it->second.Launch(stream.get());
+    return graph->Launch(stream.get());
   }
 
   Status Project(const DeviceMatrix& w, const float* in, int64_t T, float* out) {
@@ -359,7 +356,7 @@ Status CudaModel::Forward(std::span<const SequenceInput> seqs, std::span<float> 
     RS_RETURN_IF_ERROR(cu::RmsNorm(final_in, im.output_norm.as<float>(), c.rms_eps, xn, out_rows, dim, st));
     return im.Project(*im.output, xn, out_rows, im.logits.as<float>());
   };
-  RS_RETURN_IF_ERROR(graph_step ? im.RunDecode({S, row_stride}, layers) : layers());
+  RS_RETURN_IF_ERROR(graph_step ? im.RunDecode({.sequences = S, .row_width = row_stride}, layers) : layers());
   if (ds != nullptr) {
     const uint8_t* staged = im.ints.as<const uint8_t>();
     const cu::SampleRowsInput in{ds->rows.data(), out_rows, reinterpret_cast<const sampling::RowSampling*>(staged + layout.rows),

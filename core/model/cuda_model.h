@@ -14,7 +14,8 @@
 //
 // Decode graphs (CudaModelOptions::decode_graphs): a decode step (one new token a sequence, last
 // logits) whose batch size and padded slot-row width ran once eagerly is captured as a CUDA
-// graph (kernels/cuda/graph.h) and replayed from then on; graphs are dropped when scratch grows
+// graph (kernels/cuda/graph.h) and replayed from then on, the least recently run of at most 64
+// giving way (core/model/decode_graph_cache.h); graphs are dropped when scratch grows
 // (their buffers go), and a capture that fails turns them off with a warning, the step running
 // eagerly. Off by default until a GPU run measures them.
 //
