@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstring>
 #include <string>
 #include <utility>
 
 #include "core/model/decode_graph_cache.h"
+#include "core/model/step_staging.h"
 #include "core/model/weights.h"
 #include "kernels/cpu/convert.h"
 #include "kernels/cpu/matmul.h"
@@ -71,33 +71,6 @@ Result<cu::DeviceBuffer> UploadFloats(const std::vector<float>& v, cu::Stream st
   RS_RETURN_IF_ERROR(cu::Synchronize(stream));
   return b;
 }
-
-// A sampling step's inputs after the int32 ones in the staging buffer, each part at its
-// alignment, so that one copy takes them all.
-struct StagedSampling {
-  size_t rows = 0, counts = 0, suppressed = 0, bytes = 0;  // byte offsets, and the total
-
-  static StagedSampling Of(int64_t n_ints, const DeviceSampling* ds) {
-    StagedSampling o;
-    o.bytes = static_cast<size_t>(n_ints) * sizeof(int32_t);
-    if (ds == nullptr) return o;
-    auto place = [&](size_t align, size_t size) {
-      const size_t at = (o.bytes + align - 1) / align * align;
-      o.bytes = at + size;
-      return at;
-    };
-    o.rows = place(alignof(sampling::RowSampling), ds->rows.size_bytes());
-    o.counts = place(alignof(sampling::TokenCount), ds->counts.size_bytes());
-    o.suppressed = place(alignof(int32_t), ds->suppressed.size_bytes());
-    return o;
-  }
-  void Stage(const DeviceSampling& ds, uint8_t* base) const {
-    // Empty lists may have no data pointer, which memcpy must not be given.
-    if (!ds.rows.empty()) std::memcpy(base + rows, ds.rows.data(), ds.rows.size_bytes());
-    if (!ds.counts.empty()) std::memcpy(base + counts, ds.counts.data(), ds.counts.size_bytes());
-    if (!ds.suppressed.empty()) std::memcpy(base + suppressed, ds.suppressed.data(), ds.suppressed.size_bytes());
-  }
-};
 
 // Decode graphs: slot rows padded to this many slots, so that one graph serves a sequence's
 // steps until its context passes the next multiple; and at most this many graphs kept (the
@@ -254,35 +227,15 @@ Status CudaModel::Forward(std::span<const SequenceInput> seqs, std::span<float> 
   Impl& im = *impl_;
   const cu::Stream st = im.stream.get();
 
-  // The step's int32 inputs: tokens, positions, sequence of each token, slot of each token, the
-  // last token of each sequence, then one slot row per sequence (row_stride each); then, for a
-  // step that samples here, its rows, penalty counts and suppressed ids; all in one transfer.
-  int64_t row_stride = 0;
-  for (const SequenceInput& in : seqs) row_stride = std::max<int64_t>(row_stride, in.slots.size());
+  // The step's inputs (step_staging.h), all in one transfer.
   const bool graph_step = im.graphs_on && !options.all_logits && T == S;  // one new token a sequence
-  if (graph_step) row_stride = (row_stride + kGraphRowAlign - 1) / kGraphRowAlign * kGraphRowAlign;
-  const int64_t n_ints = 4 * T + S + S * row_stride;
-  const StagedSampling layout = StagedSampling::Of(n_ints, ds);
+  const StepStaging layout = StepStaging::Plan(seqs, T, graph_step ? kGraphRowAlign : 1, ds);
+  const int64_t row_stride = layout.row_stride;
   RS_RETURN_IF_ERROR(cu::GrowBuffer(im.staging, layout.bytes));
-  int32_t* h = im.staging.as<int32_t>();
-  int32_t *tokens = h, *pos = h + T, *token_seq = h + 2 * T, *token_slot = h + 3 * T, *last_idx = h + 4 * T;
-  int32_t* rows = last_idx + S;
-  int64_t t = 0;
-  for (int64_t s = 0; s < S; ++s) {
-    const SequenceInput& in = seqs[s];
-    for (size_t i = 0; i < in.new_tokens.size(); ++i, ++t) {
-      tokens[t] = in.new_tokens[i];
-      pos[t] = in.cached_len + static_cast<int32_t>(i);
-      token_seq[t] = static_cast<int32_t>(s);
-      token_slot[t] = in.slots[pos[t]];
-    }
-    last_idx[s] = static_cast<int32_t>(t - 1);
-    std::fill(std::copy(in.slots.begin(), in.slots.end(), rows + s * row_stride), rows + (s + 1) * row_stride, 0);
-  }
+  layout.Pack(seqs, ds, im.staging.data());
 
   const int64_t dim = c.dim, qd = c.q_dim(), kvd = c.kv_dim(), ffn = c.ffn_dim;
   const int64_t widest = std::max({dim, qd, ffn});
-  if (ds != nullptr) layout.Stage(*ds, im.staging.as<uint8_t>());
   RS_RETURN_IF_ERROR(cu::GrowBuffer(im.ints, layout.bytes));
   RS_RETURN_IF_ERROR(cu::GrowBuffer(im.x, T * dim * sizeof(float)));
   RS_RETURN_IF_ERROR(cu::GrowBuffer(im.xn, T * dim * sizeof(float)));
@@ -296,10 +249,10 @@ Status CudaModel::Forward(std::span<const SequenceInput> seqs, std::span<float> 
   RS_RETURN_IF_ERROR(cu::GrowBuffer(im.cos_sin, T * std::max(c.rope_dim, 2) * sizeof(float)));
   RS_RETURN_IF_ERROR(cu::GrowBuffer(im.last, S * dim * sizeof(float)));
   RS_RETURN_IF_ERROR(cu::GrowBuffer(im.logits, out_rows * c.vocab_size * sizeof(float)));
-  RS_RETURN_IF_ERROR(cu::CopyToDevice(im.ints.data(), h, layout.bytes, st));
+  RS_RETURN_IF_ERROR(cu::CopyToDevice(im.ints.data(), im.staging.data(), layout.bytes, st));
   const int32_t* d = im.ints.as<const int32_t>();
-  const int32_t *d_tokens = d, *d_pos = d + T, *d_seq = d + 2 * T, *d_slot = d + 3 * T, *d_last = d + 4 * T;
-  const int32_t* d_rows = d_last + S;
+  const int32_t *d_tokens = d, *d_pos = d + layout.positions_at(), *d_seq = d + layout.token_seq_at();
+  const int32_t *d_slot = d + layout.token_slot_at(), *d_last = d + layout.last_index_at(), *d_rows = d + layout.rows_at();
 
   float *x = im.x.as<float>(), *xn = im.xn.as<float>(), *q = im.q.as<float>(), *k = im.k.as<float>();
   float *v = im.v.as<float>(), *attn = im.attn.as<float>(), *gate = im.gate.as<float>(), *up = im.up.as<float>();
@@ -359,7 +312,7 @@ Status CudaModel::Forward(std::span<const SequenceInput> seqs, std::span<float> 
   RS_RETURN_IF_ERROR(graph_step ? im.RunDecode({.sequences = S, .row_width = row_stride}, layers) : layers());
   if (ds != nullptr) {
     const uint8_t* staged = im.ints.as<const uint8_t>();
-    const cu::SampleRowsInput in{ds->rows.data(), out_rows, reinterpret_cast<const sampling::RowSampling*>(staged + layout.rows),
+    const cu::SampleRowsInput in{ds->rows.data(), out_rows, reinterpret_cast<const sampling::RowSampling*>(staged + layout.sampling_rows),
                                  reinterpret_cast<const sampling::TokenCount*>(staged + layout.counts),
                                  reinterpret_cast<const int32_t*>(staged + layout.suppressed), c.vocab_size};
     RS_RETURN_IF_ERROR(cu::GrowBuffer(im.samples, out_rows * sizeof(sampling::RowSample)));

@@ -7,10 +7,11 @@
 // cache lives on the device, [layers][slots][kv_dim] in F16 or F32, written by slot id.
 //
 // A step stages its token ids, positions, the new tokens' slots and the sequences' slot rows in
-// one pinned host buffer and copies it in with one transfer; activations live in device scratch
-// that only grows, so a warm decode step allocates nothing; the logits come back in one copy, or,
-// for a step that samples here (ForwardOptions::sampling, staged with the inputs), each row's
-// token, log-probability and top logprobs, chosen on the device (kernels/cuda/sampling.h).
+// one pinned host buffer (laid out by core/model/step_staging.h) and copies it in with one
+// transfer; activations live in device scratch that only grows, so a warm decode step allocates
+// nothing; the logits come back in one copy, or, for a step that samples here
+// (ForwardOptions::sampling, staged with the inputs), each row's token, log-probability and top
+// logprobs, chosen on the device (kernels/cuda/sampling.h).
 //
 // Decode graphs (CudaModelOptions::decode_graphs): a decode step (one new token a sequence, last
 // logits) whose batch size and padded slot-row width ran once eagerly is captured as a CUDA
