@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
 
 #include <fstream>
 #include <thread>
@@ -129,6 +130,27 @@ void ExpectAKilledWorkerEndsItsStreamsAndComesBack(int port, const std::string& 
       std::chrono::seconds(60)))
       << nodes().dump();
   for (const auto& g : GoldenCases()) EXPECT_EQ(GenerateIds(port, g.prompt_ids, 32), g.completion_ids);
+}
+
+std::string ExpectStartupFailure(Launcher& launcher, const LauncherOptions& options,
+                                 const std::vector<std::string>& message_parts, const std::vector<pid_t>& ours) {
+  Status s = launcher.Spawn(options);
+  EXPECT_TRUE(s.ok()) << s.message();
+  std::optional<int> st = launcher.WaitExit(std::chrono::seconds(120));
+  std::string out = launcher.Output();
+  EXPECT_TRUE(st.has_value()) << "the launcher did not exit:\n" << out;
+  if (!st) return out;
+  EXPECT_TRUE(WIFEXITED(*st) && WEXITSTATUS(*st) != 0) << "wait status " << *st << "\n" << out;
+  const std::string tag = "radixserve launch: ";
+  const size_t at = out.find(tag);
+  EXPECT_NE(at, std::string::npos) << out;
+  if (at == std::string::npos) return out;
+  EXPECT_EQ(out.find(tag, at + 1), std::string::npos) << "more than one launcher error:\n" << out;
+  const std::string line = out.substr(at, out.find('\n', at) - at);
+  for (const auto& part : message_parts) EXPECT_NE(line.find(part), std::string::npos) << "in: " << line << "\n" << out;
+  EXPECT_EQ(out.find("radixserve is ready"), std::string::npos) << out;
+  EXPECT_EQ(launcher.Leftovers(ours), "") << out;
+  return out;
 }
 
 }  // namespace radixserve::launch_test

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/launch_e2e/launcher.h"
 #include "tests/pipeline/http_client.h"
 
 namespace radixserve::launch_test {
@@ -44,5 +45,11 @@ std::vector<int32_t> GenerateIds(int port, const std::vector<int32_t>& prompt, i
 // the worker, that the launcher respawns the node, and that the pipeline then gives llama.cpp's
 // greedy ids again.
 void ExpectAKilledWorkerEndsItsStreamsAndComesBack(int port, const std::string& node);
+
+// Spawns the launcher and runs it to its exit (a start-up that must fail); returns its output.
+// Checks (gtest) a non-zero exit code, exactly one "radixserve launch: " error line containing
+// every part of `message_parts`, no ready line, and nothing left running but `ours`.
+std::string ExpectStartupFailure(Launcher& launcher, const LauncherOptions& options,
+                                 const std::vector<std::string>& message_parts, const std::vector<pid_t>& ours = {});
 
 }  // namespace radixserve::launch_test

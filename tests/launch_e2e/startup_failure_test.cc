@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "tests/launch_e2e/launcher.h"
+#include "tests/launch_e2e/requests.h"
 #include "tests/pipeline/http_client.h"
 #include "tests/pipeline/pipeline_fixture.h"
 #include "transport/roudi_process.h"
@@ -25,37 +26,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-size_t Count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
-// Runs the launcher to its exit; returns its output. Expects a non-zero exit code and exactly one
-// "radixserve launch: " error line that contains every part of `message_parts`, no ready line,
-// and nothing left running but `ours`.
-std::string ExpectFailure(Launcher& launcher, const LauncherOptions& o, const std::vector<std::string>& message_parts,
-                          const std::vector<pid_t>& ours = {}) {
-  Status s = launcher.Spawn(o);
-  EXPECT_TRUE(s.ok()) << s.message();
-  std::optional<int> st = launcher.WaitExit(std::chrono::seconds(120));
-  std::string out = launcher.Output();
-  EXPECT_TRUE(st.has_value()) << "the launcher did not exit:\n" << out;
-  if (!st) return out;
-  EXPECT_TRUE(WIFEXITED(*st) && WEXITSTATUS(*st) != 0) << "wait status " << *st << "\n" << out;
-  EXPECT_EQ(Count(out, "radixserve launch: "), 1u) << out;
-  auto at = out.find("radixserve launch: ");
-  std::string line = at == std::string::npos ? "" : out.substr(at, out.find('\n', at) - at);
-  for (const auto& part : message_parts) EXPECT_NE(line.find(part), std::string::npos) << "in: " << line << "\n" << out;
-  EXPECT_EQ(out.find("radixserve is ready"), std::string::npos) << out;
-  EXPECT_EQ(launcher.Leftovers(ours), "") << out;
-  return out;
-}
-
 TEST(LaunchStartupFailure, MissingModelFile) {
   Launcher launcher;
   const std::string missing = "/no/such/dir/model.gguf";
-  ExpectFailure(launcher, LaunchOf(LaunchDir() + "/edge.yaml", {"model:=" + missing, "port:=0"}), {missing});
+  ExpectStartupFailure(launcher, LaunchOf(LaunchDir() + "/edge.yaml", {"model:=" + missing, "port:=0"}), {missing});
   EXPECT_FALSE(fs::exists("/dev/shm/iceoryx_mgmt") && !pipeline_test::RouDiPresent());
 }
 
@@ -72,7 +46,7 @@ TEST(LaunchStartupFailure, PortAlreadyInUse) {
   ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len), 0);
   const std::string port = std::to_string(ntohs(a.sin_port));
   Launcher launcher;
-  std::string out = ExpectFailure(
+  std::string out = ExpectStartupFailure(
       launcher, LaunchOf(LaunchDir() + "/edge.yaml", {"model:=" + pipeline_test::Stories260K(), "port:=" + port}),
       {"'api'"});
   // The launcher's last line names the process; the cause is the api node's own error line.
@@ -109,7 +83,7 @@ TEST(LaunchStartupFailure, RunningRouDiTooSmall) {
 
   LauncherOptions o = LaunchOf(LaunchDir() + "/edge.yaml", {"model:=" + pipeline_test::Stories260K(), "port:=0"});
   o.wait_for_other_roudi = false;
-  ExpectFailure(launcher, o, {"too small for this model"}, {roudi});
+  ExpectStartupFailure(launcher, o, {"too small for this model"}, {roudi});
 
   ::kill(roudi, SIGTERM);
   int st = 0;
