@@ -89,6 +89,13 @@ bodies = {
     "huge_numbers": '{"prompt":"a","max_tokens":1e999,"temperature":-1e308,"n":99999999999999999999}',
     "nested": "[" * 50 + "]" * 50,
     "bad_utf8": b'{"prompt":"\xff\xfe","stop":["\xc3"]}',
+    # Structured output: each constraint form reaches the grammar compiler.
+    "response_format_schema": '{"messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema","json_schema":{"name":"p","strict":true,"schema":{"type":"object","properties":{"name":{"type":"string","maxLength":8},"age":{"type":"integer","minimum":0,"maximum":120}},"required":["name","age"],"additionalProperties":false}}}}',
+    "response_format_json_object": '{"prompt":"x","response_format":{"type":"json_object"}}',
+    "guided_regex": '{"prompt":"x","guided_regex":"[a-z]{2,5}(-\\\\d+)?"}',
+    "guided_choice": '{"prompt":"x","guided_choice":["yes","no"]}',
+    "generate_ebnf": '{"text":"x","sampling_params":{"ebnf":"root ::= item+\\nitem ::= [a-c] | \\"(\\" root \\")\\""}}',
+    "guided_json_text": '{"prompt":"x","guided_json":"{\\"type\\":\\"array\\",\\"items\\":{\\"enum\\":[1,\\"a\\",null]}}"}',
 }
 for name, body in bodies.items():
     put("request_parser", name, body)

@@ -20,7 +20,8 @@ size_t ForwardBatchBytes(const sched::ForwardBatch& b) {
                                  .tokens = b.input_ids.size(),
                                  .prefix_slots = b.prefix_slots.size(),
                                  .released_rids = b.released_rids.size(),
-                                 .history_ids = b.history_ids.size()});
+                                 .history_ids = b.history_ids.size(),
+                                 .grammar_bytes = b.grammar_text.size()});
 }
 
 Status EncodeForwardBatch(const sched::ForwardBatch& b, void* buf, size_t cap) {
@@ -46,6 +47,10 @@ Status EncodeForwardBatch(const sched::ForwardBatch& b, void* buf, size_t cap) {
     o.new_state = r.new_state;
     o.history_offset = static_cast<uint32_t>(r.history_offset);
     o.history_len = static_cast<uint32_t>(r.history_len);
+    o.grammar_kind = static_cast<uint8_t>(r.grammar_kind);
+    o.grammar_offset = static_cast<uint32_t>(r.grammar_offset);
+    o.grammar_len = static_cast<uint32_t>(r.grammar_len);
+    o.output_begin = r.output_begin;
     o.sampling = r.sampling;
   }
   w.template Copy<int32_t>(m->input_ids, b.input_ids);
@@ -53,6 +58,7 @@ Status EncodeForwardBatch(const sched::ForwardBatch& b, void* buf, size_t cap) {
   w.template Copy<int32_t>(m->prefix_slots, b.prefix_slots);
   w.template Copy<uint64_t>(m->released_rids, b.released_rids);
   w.template Copy<int32_t>(m->history_ids, b.history_ids);
+  w.template Copy<char>(m->grammar_text, b.grammar_text);
   if (w.overflow())
     return Status::OutOfRange("forward batch of " + std::to_string(ForwardBatchBytes(b)) +
                               " bytes does not fit a " + std::to_string(cap) + "-byte chunk");
@@ -81,6 +87,10 @@ void DecodeForwardBatch(const ForwardBatchMsg* m, sched::ForwardBatch* b) {
     r.new_state = o.new_state != 0;
     r.history_offset = static_cast<int32_t>(o.history_offset);
     r.history_len = static_cast<int32_t>(o.history_len);
+    r.grammar_kind = static_cast<grammar::GrammarKind>(o.grammar_kind);
+    r.grammar_offset = static_cast<int32_t>(o.grammar_offset);
+    r.grammar_len = static_cast<int32_t>(o.grammar_len);
+    r.output_begin = o.output_begin;
     r.sampling = o.sampling;
   }
   auto copy = [m](const transport::ArrayRef& ref, auto* out) {
@@ -93,6 +103,7 @@ void DecodeForwardBatch(const ForwardBatchMsg* m, sched::ForwardBatch* b) {
   copy(m->prefix_slots, &b->prefix_slots);
   copy(m->released_rids, &b->released_rids);
   copy(m->history_ids, &b->history_ids);
+  copy(m->grammar_text, &b->grammar_text);
 }
 
 size_t ForwardResultBytes(const sched::ForwardResult& r, const Status& status) {

@@ -20,7 +20,8 @@ size_t TokenizedRequestBytes(const sched::TokenizedRequest& r) {
                                      .stop_str_bytes = StopBytes(r),
                                      .stop_strs = r.stop_strs.size(),
                                      .cache_salt_bytes = r.cache_salt.size(),
-                                     .routing_key_bytes = r.routing_key.size()});
+                                     .routing_key_bytes = r.routing_key.size(),
+                                     .grammar_bytes = r.grammar.text.size()});
 }
 
 Status EncodeTokenizedRequest(const sched::TokenizedRequest& r, double arrival_time, void* buf, size_t cap) {
@@ -33,6 +34,7 @@ Status EncodeTokenizedRequest(const sched::TokenizedRequest& r, double arrival_t
   m->has_priority = r.priority.has_value();
   m->priority = r.priority.value_or(0);
   m->top_logprobs_num = r.top_logprobs_num;
+  m->grammar_kind = static_cast<uint8_t>(r.grammar.kind);
   m->arrival_time = arrival_time;
   w.Copy<int32_t>(m->input_ids, r.input_ids);
   w.Copy<int32_t>(m->stop_token_ids, r.stop_token_ids);
@@ -40,6 +42,7 @@ Status EncodeTokenizedRequest(const sched::TokenizedRequest& r, double arrival_t
   auto lens = w.Append<uint32_t>(m->stop_str_lens, r.stop_strs.size());
   w.Copy<char>(m->cache_salt, std::span<const char>(r.cache_salt.data(), r.cache_salt.size()));
   w.Copy<char>(m->routing_key, std::span<const char>(r.routing_key.data(), r.routing_key.size()));
+  w.Copy<char>(m->grammar_text, std::span<const char>(r.grammar.text.data(), r.grammar.text.size()));
   if (w.overflow())
     return Status::OutOfRange("request of " + std::to_string(TokenizedRequestBytes(r)) + " bytes does not fit a " +
                               std::to_string(cap) + "-byte chunk");
@@ -75,6 +78,9 @@ void DecodeTokenizedRequest(const TokenizedRequestMsg* m, sched::TokenizedReques
   r->cache_salt.assign(salt.begin(), salt.end());
   auto key = transport::ArrayOf<char>(m, m->routing_key);
   r->routing_key.assign(key.begin(), key.end());
+  r->grammar.kind = static_cast<grammar::GrammarKind>(m->grammar_kind);
+  auto text = transport::ArrayOf<char>(m, m->grammar_text);
+  r->grammar.text.assign(text.begin(), text.end());
 }
 
 }  // namespace radixserve::nodes

@@ -22,6 +22,8 @@ RUNTIME_PACKAGES=(
 TEST_PACKAGES=(
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
+  # the JSON Schema reference validator of grammar_sampling_test (tests/grammar/validate_json_instances.py)
+  python3-jsonschema
   # fuzzing (scripts/fuzz.sh): clang with libFuzzer and the sanitizer runtimes
   clang-14 libfuzzer-14-dev libclang-rt-14-dev
   # past one machine: the DDS bridge (Cyclone DDS and its IDL compiler), and the two-host test's

@@ -46,6 +46,8 @@ Result<const TokenizedRequestMsg*> ValidateTokenizedRequest(const void* bytes, s
   RS_RETURN_IF_ERROR(ValidateArray<uint32_t>(m, m->stop_str_lens, kMaxStopStrings, "stop_str_lens"));
   RS_RETURN_IF_ERROR(ValidateArray<char>(m, m->cache_salt, kMaxKeyBytes, "cache_salt"));
   RS_RETURN_IF_ERROR(ValidateArray<char>(m, m->routing_key, kMaxKeyBytes, "routing_key"));
+  RS_RETURN_IF_ERROR(ValidateArray<char>(m, m->grammar_text, kMaxGrammarBytes, "grammar_text"));
+  if (m->grammar_kind > kMaxGrammarKind) return Status::Corrupt("grammar kind out of range");
   uint64_t total = 0;
   for (uint32_t len : ArrayOf<uint32_t>(m, m->stop_str_lens)) total += len;
   if (total != m->stop_str_bytes.count) return Status::Corrupt("stop string lengths do not add up to their bytes");
@@ -66,13 +68,16 @@ Result<const ForwardBatchMsg*> ValidateForwardBatch(const void* bytes, size_t si
   RS_RETURN_IF_ERROR(ValidateArray<int32_t>(m, m->prefix_slots, kMaxTokensPerMessage, "prefix_slots"));
   RS_RETURN_IF_ERROR(ValidateArray<uint64_t>(m, m->released_rids, kMaxRequestsPerBatch, "released_rids"));
   RS_RETURN_IF_ERROR(ValidateArray<int32_t>(m, m->history_ids, kMaxTokensPerMessage, "history_ids"));
+  RS_RETURN_IF_ERROR(ValidateArray<char>(m, m->grammar_text, kMaxTextBytes, "grammar_text"));
   if (m->input_ids.count != m->out_cache_loc.count)
     return Status::Corrupt("input_ids and out_cache_loc differ in length");
   for (const ForwardReqWire& r : ArrayOf<ForwardReqWire>(m, m->reqs)) {
     if (r.extend_len < 0 || r.token_offset < 0 || r.prefix_len < 0 || r.sync_begin < 0 || r.prefix_offset < 0 ||
         r.sync_begin > r.prefix_len || uint64_t(r.token_offset) + uint64_t(r.extend_len) > m->input_ids.count ||
         uint64_t(r.prefix_offset) + uint64_t(r.prefix_len - r.sync_begin) > m->prefix_slots.count ||
-        uint64_t(r.history_offset) + r.history_len > m->history_ids.count)
+        uint64_t(r.history_offset) + r.history_len > m->history_ids.count ||
+        uint64_t(r.grammar_offset) + r.grammar_len > m->grammar_text.count || r.grammar_kind > kMaxGrammarKind ||
+        r.output_begin < -1)
       return Status::Corrupt("forward request rid " + std::to_string(r.rid) + " has inconsistent ranges");
   }
   return m;

@@ -29,20 +29,22 @@ inline constexpr uint32_t kMaxStopStrings = 64;
 inline constexpr uint32_t kMaxTextBytes = 1u << 24;
 inline constexpr uint32_t kMaxTopLogprobs = 20;
 inline constexpr uint32_t kMaxKeyBytes = 4096;  // a cache salt or a routing key
+inline constexpr uint32_t kMaxGrammarBytes = 1u << 20;  // one request's grammar text (GrammarLimits)
+inline constexpr uint8_t kMaxGrammarKind = 5;  // grammar::GrammarKind::kChoice
 inline constexpr uint8_t kMaxCacheEventKind = 2;  // sched::CacheEvent::Kind::kCleared
 
 static_assert(std::is_trivially_copyable_v<SamplingParams>);
 
 struct TokenizedRequestMsg {
   static constexpr MessageKind kKind = MessageKind::kTokenizedRequest;
-  static constexpr uint16_t kLayoutVersion = 2;
+  static constexpr uint16_t kLayoutVersion = 3;  // 3: the grammar (structured output)
   MessageHeader header;
   uint64_t rid;
   SamplingParams sampling;
   uint8_t stream;
   uint8_t return_logprob;
   uint8_t has_priority;
-  uint8_t reserved;
+  uint8_t grammar_kind;    // grammar::GrammarKind; 0 = unconstrained
   int32_t top_logprobs_num;
   int64_t priority;
   double arrival_time;     // seconds on CLOCK_MONOTONIC (same machine)
@@ -52,10 +54,11 @@ struct TokenizedRequestMsg {
   ArrayRef stop_str_lens;  // uint32: the length of each stop string
   ArrayRef cache_salt;     // char: the prefix-cache namespace (empty: shared)
   ArrayRef routing_key;    // char (empty: none)
+  ArrayRef grammar_text;   // char: the grammar's text (grammar::GrammarSpec::text)
 
   struct Counts {
     uint64_t input_ids = 0, stop_token_ids = 0, stop_str_bytes = 0, stop_strs = 0;
-    uint64_t cache_salt_bytes = 0, routing_key_bytes = 0;
+    uint64_t cache_salt_bytes = 0, routing_key_bytes = 0, grammar_bytes = 0;
   };
   static constexpr size_t Bytes(const Counts& c);
 };
@@ -81,16 +84,20 @@ struct ForwardReqWire {
   uint8_t sample;
   uint8_t return_logprob;
   uint8_t new_state;        // create the request's state at this step (sched::ForwardReq::new_state)
-  uint8_t reserved;
+  uint8_t grammar_kind;     // grammar::GrammarKind of a new_state request; 0 = unconstrained
   int32_t top_logprobs_num;
   uint32_t history_offset;  // into history_ids: the penalty history of a new_state request
   uint32_t history_len;
+  uint32_t grammar_offset;  // into grammar_text: a new_state request's grammar
+  uint32_t grammar_len;
+  int32_t output_begin;     // where the output starts in (history, this step's inputs); -1: unknown
+  uint32_t reserved;
   SamplingParams sampling;
 };
 
 struct ForwardBatchMsg {
   static constexpr MessageKind kKind = MessageKind::kForwardBatch;
-  static constexpr uint16_t kLayoutVersion = 2;  // 2: request lifetime in the batch (new_state)
+  static constexpr uint16_t kLayoutVersion = 3;  // 2: request lifetime in the batch (new_state); 3: grammars
   MessageHeader header;
   uint64_t batch_id;
   uint8_t mode;  // sched::ForwardMode
@@ -101,9 +108,11 @@ struct ForwardBatchMsg {
   ArrayRef prefix_slots;   // int32, row patches
   ArrayRef released_rids;  // uint64: requests whose worker-side state is dropped after this step
   ArrayRef history_ids;    // int32: see ForwardReqWire::history_offset
+  ArrayRef grammar_text;   // char: the grammars of new_state requests, back to back
 
   struct Counts {
     uint64_t reqs = 0, tokens = 0, prefix_slots = 0, released_rids = 0, history_ids = 0;  // tokens: input ids = slots
+    uint64_t grammar_bytes = 0;
   };
   static constexpr size_t Bytes(const Counts& c);
 };
@@ -275,12 +284,13 @@ struct ControlMsg {
 constexpr size_t TokenizedRequestMsg::Bytes(const Counts& c) {
   return MessageSize<TokenizedRequestMsg>(
       {c.input_ids * sizeof(int32_t), c.stop_token_ids * sizeof(int32_t), c.stop_str_bytes, c.stop_strs * sizeof(uint32_t),
-       c.cache_salt_bytes, c.routing_key_bytes});
+       c.cache_salt_bytes, c.routing_key_bytes, c.grammar_bytes});
 }
 constexpr size_t ForwardBatchMsg::Bytes(const Counts& c) {
   return MessageSize<ForwardBatchMsg>({c.reqs * sizeof(ForwardReqWire), c.tokens * sizeof(int32_t),
                                        c.tokens * sizeof(int32_t), c.prefix_slots * sizeof(int32_t),
-                                       c.released_rids * sizeof(uint64_t), c.history_ids * sizeof(int32_t)});
+                                       c.released_rids * sizeof(uint64_t), c.history_ids * sizeof(int32_t),
+                                       c.grammar_bytes});
 }
 constexpr size_t ForwardResultMsg::Bytes(const Counts& c) {
   return MessageSize<ForwardResultMsg>({c.reqs * sizeof(int32_t), c.logprobs * sizeof(float), c.top * sizeof(int32_t),

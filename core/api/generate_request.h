@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "core/api/priority_class.h"
+#include "core/grammar/grammar.h"
+#include "core/grammar/grammar_spec.h"
 #include "core/sampling/sampling_params.h"
 
 namespace radixserve::api {
@@ -37,6 +39,9 @@ struct ApiLimits {
   // Deepest nesting of arrays/objects a body may have: nlohmann's parser is iterative, but
   // copying and dumping values recurse, so a hostile 10^5-level body must be refused first.
   int32_t max_json_depth = 64;
+  // Caps on a structured-output constraint: its text size (a larger one is a 400), and what
+  // validating it by compiling it once may build and spend (response_format.h).
+  grammar::GrammarLimits grammar;
 };
 
 struct GenerateRequest {
@@ -61,6 +66,9 @@ struct GenerateRequest {
   bool include_usage = false;            // stream_options.include_usage
   bool return_logprob = false;           // logprobs of the chosen tokens
   int32_t top_logprobs = 0;              // how many alternatives per position
+  // The structured-output constraint (response_format or a vLLM/SGLang extension field), already
+  // validated by compiling it once; kNone when the output is free (response_format.h).
+  grammar::GrammarSpec grammar;
 
   // Scheduling: the priority ("priority": a class name or a number, or the X-Priority header; the
   // default class's number when none), its class (limits, metrics), the prefix-cache namespace

@@ -4,6 +4,9 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "core/api/response_format.h"
+#include "core/api/unsupported_fields.h"
+
 namespace radixserve::api {
 namespace {
 
@@ -292,11 +295,6 @@ void ReadOpenAiCommon(FieldReader& r, const ApiLimits& limits, GenerateRequest* 
   ReadSchedulingFields(r, limits, req);
   if (const json* bias = r.Get("logit_bias"); bias && !(bias->is_object() && bias->empty()))
     r.Fail("logit_bias", "is not supported");
-  if (const json* fmt = r.Get("response_format")) {
-    const json* type = fmt->is_object() && fmt->contains("type") ? &(*fmt)["type"] : nullptr;
-    if (!type || !type->is_string() || type->get<std::string>() != "text")
-      r.Fail("response_format", "only {\"type\": \"text\"} is supported");
-  }
   if (const json* best_of = r.Get("best_of"); best_of && !(best_of->is_number_integer() && best_of->get<int64_t>() == req->n))
     r.Fail("best_of", "is not supported (only best_of == n)");
 }
@@ -310,7 +308,7 @@ bool ParseCompletionRequest(std::string_view body, const ApiLimits& limits, Gene
   out->endpoint = Endpoint::kCompletions;
   FieldReader r(j, "", error);
   ReadOpenAiCommon(r, limits, out);
-  if (!r.ok()) return false;
+  if (!r.ok() || !CheckUnsupportedFields(j, out->endpoint, error)) return false;
 
   const json* prompt = r.Get("prompt");
   if (!prompt) return r.Fail("prompt", "is required");
@@ -341,12 +339,10 @@ bool ParseCompletionRequest(std::string_view body, const ApiLimits& limits, Gene
       out->top_logprobs = n;
     }
   }
-  bool echo = false;
-  r.Bool("echo", &echo);
-  if (echo) r.Fail("echo", "is not supported");
-  if (r.Has("suffix")) r.Fail("suffix", "is not supported");
   out->sampling.logprobs = out->return_logprob ? out->top_logprobs : -1;
-  return FinishSampling(r, out);
+  // Last: validating a constraint compiles it, the one costly check.
+  return FinishSampling(r, out) && ParseStructuredOutput(body, j, out->endpoint, limits, &out->grammar, error) &&
+         CheckConstrainedSampling(*out, error);
 }
 
 bool ParseChatCompletionRequest(std::string_view body, const ApiLimits& limits, GenerateRequest* out,
@@ -357,7 +353,7 @@ bool ParseChatCompletionRequest(std::string_view body, const ApiLimits& limits, 
   out->endpoint = Endpoint::kChatCompletions;
   FieldReader r(j, "", error);
   ReadOpenAiCommon(r, limits, out);
-  if (!r.ok()) return false;
+  if (!r.ok() || !CheckUnsupportedFields(j, out->endpoint, error)) return false;
 
   const json* messages = r.Get("messages");
   if (!messages) return r.Fail("messages", "is required");
@@ -406,7 +402,9 @@ bool ParseChatCompletionRequest(std::string_view body, const ApiLimits& limits, 
   if (r.ok() && r.Has("top_logprobs") && !out->return_logprob)
     return r.Fail("top_logprobs", "requires logprobs to be true");
   out->sampling.logprobs = out->return_logprob ? out->top_logprobs : -1;
-  return FinishSampling(r, out);
+  // Last: validating a constraint compiles it, the one costly check.
+  return FinishSampling(r, out) && ParseStructuredOutput(body, j, out->endpoint, limits, &out->grammar, error) &&
+         CheckConstrainedSampling(*out, error);
 }
 
 bool ParseNativeGenerateRequest(std::string_view body, const ApiLimits& limits, GenerateRequest* out,
@@ -445,7 +443,9 @@ bool ParseNativeGenerateRequest(std::string_view body, const ApiLimits& limits, 
   }
   if (out->top_logprobs > 0 && !out->return_logprob) out->return_logprob = true;
   out->sampling.logprobs = out->return_logprob ? out->top_logprobs : -1;
-  return FinishSampling(r, out);
+  // Last: validating a constraint compiles it, the one costly check.
+  return FinishSampling(r, out) && ParseStructuredOutput(body, j, out->endpoint, limits, &out->grammar, error) &&
+         CheckConstrainedSampling(*out, error);
 }
 
 bool ParseTokenizeRequest(std::string_view body, const ApiLimits& limits, TokenizeRequest* out, ApiError* error) {

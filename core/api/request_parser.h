@@ -3,7 +3,10 @@
 //
 // A failure returns false and fills an ApiError whose message names the
 // field and says what was expected (HTTP 400). Unknown fields are ignored,
-// as vLLM and SGLang do. Stateless functions, safe from any thread.
+// as vLLM and SGLang do, but known fields that would change the output and
+// are not implemented are refused by name (unsupported_fields.h). The
+// structured-output constraint is read and validated by response_format.h.
+// Stateless functions, safe from any thread.
 #pragma once
 
 #include <cstdint>

@@ -315,6 +315,10 @@ Status CudaModel::Forward(std::span<const SequenceInput> seqs, std::span<float> 
     const cu::SampleRowsInput in{ds->rows.data(), out_rows, reinterpret_cast<const sampling::RowSampling*>(staged + layout.sampling_rows),
                                  reinterpret_cast<const sampling::TokenCount*>(staged + layout.counts),
                                  reinterpret_cast<const int32_t*>(staged + layout.suppressed), c.vocab_size};
+    // Structured output: the rows' grammar masks come first, so every later cut sees them.
+    if (!ds->token_masks.empty())
+      RS_RETURN_IF_ERROR(cu::ApplyTokenBitmask(im.logits.as<float>(), reinterpret_cast<const uint32_t*>(staged + layout.token_masks),
+                                               out_rows, c.vocab_size, ds->mask_words, st));
     RS_RETURN_IF_ERROR(cu::GrowBuffer(im.samples, out_rows * sizeof(sampling::RowSample)));
     RS_RETURN_IF_ERROR(cu::SampleRows(im.logits.as<float>(), in, im.sample_ws, im.samples.as<sampling::RowSample>(), st));
     RS_RETURN_IF_ERROR(cu::CopyToHost(ds->out.data(), im.samples.data(), out_rows * sizeof(sampling::RowSample), st));

@@ -43,6 +43,11 @@ Status ValidateDeviceSampling(const DeviceSampling& ds, int64_t out_rows, size_t
                                    std::to_string(out_rows) + " rows and outputs, got " + std::to_string(logits_size) +
                                    " logits, " + std::to_string(ds.rows.size()) + " rows and " +
                                    std::to_string(ds.out.size()) + " outputs");
+  if (!ds.token_masks.empty() &&
+      (ds.mask_words <= 0 || ds.token_masks.size() != static_cast<size_t>(out_rows) * static_cast<size_t>(ds.mask_words)))
+    return Status::InvalidArgument("Forward: token masks of " + std::to_string(ds.token_masks.size()) +
+                                   " words do not cover " + std::to_string(out_rows) + " rows of " +
+                                   std::to_string(ds.mask_words) + " words");
   auto inside = [](int32_t begin, int32_t size, size_t list) {
     return begin >= 0 && size >= 0 && static_cast<size_t>(begin) + static_cast<size_t>(size) <= list;
   };

@@ -44,6 +44,10 @@ struct DeviceSampling {
   std::span<const sampling::TokenCount> counts;  // the rows' penalty counts
   std::span<const int32_t> suppressed;           // the rows' suppressed token ids
   std::span<sampling::RowSample> out;            // one per output row
+  // Structured output: [rows][mask_words] bitmasks (bit i of word i / 32: token i allowed),
+  // applied to the logits before sampling; empty when no row is constrained.
+  std::span<const uint32_t> token_masks;
+  int64_t mask_words = 0;
 };
 
 // Checks each sequence against the model and a KV cache of num_slots slots (new tokens present,

@@ -22,6 +22,7 @@ StepStaging StepStaging::Plan(std::span<const SequenceInput> seqs, int64_t token
   o.sampling_rows = place(alignof(sampling::RowSampling), ds->rows.size_bytes());
   o.counts = place(alignof(sampling::TokenCount), ds->counts.size_bytes());
   o.suppressed = place(alignof(int32_t), ds->suppressed.size_bytes());
+  o.token_masks = place(alignof(uint32_t), ds->token_masks.size_bytes());
   return o;
 }
 
@@ -47,6 +48,8 @@ void StepStaging::Pack(std::span<const SequenceInput> seqs, const DeviceSampling
   if (!ds->rows.empty()) std::memcpy(base + sampling_rows, ds->rows.data(), ds->rows.size_bytes());
   if (!ds->counts.empty()) std::memcpy(base + counts, ds->counts.data(), ds->counts.size_bytes());
   if (!ds->suppressed.empty()) std::memcpy(base + suppressed, ds->suppressed.data(), ds->suppressed.size_bytes());
+  if (!ds->token_masks.empty())
+    std::memcpy(base + token_masks, ds->token_masks.data(), ds->token_masks.size_bytes());
 }
 
 }  // namespace radixserve::model

@@ -5,7 +5,7 @@
 // int32 parts, in order: the new tokens [T], their positions [T], the sequence of each [T], the
 // KV slot of each [T], the last token of each sequence [S], then each sequence's slot row
 // (row_stride slots, the tail zero); after them, for a step that samples on the device, its
-// RowSampling rows, penalty counts and suppressed ids, each at its alignment.
+// RowSampling rows, penalty counts, suppressed ids and token masks, each at its alignment.
 // Plain data; thread-safe to read.
 #pragma once
 
@@ -21,7 +21,7 @@ struct StepStaging {
   int64_t tokens = 0, sequences = 0;
   int64_t row_stride = 0;  // slots of each row: the longest row, rounded up to the alignment asked
   // Byte offsets of the sampling parts (0 without sampling) and the buffer's size.
-  size_t sampling_rows = 0, counts = 0, suppressed = 0, bytes = 0;
+  size_t sampling_rows = 0, counts = 0, suppressed = 0, token_masks = 0, bytes = 0;
 
   // The layout of a step of `seqs` with `tokens` new tokens in all; rows padded to a multiple of
   // row_align (>= 1). `ds` may be null (no sampling on the device).

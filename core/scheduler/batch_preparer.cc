@@ -30,10 +30,18 @@ void BatchPreparer::Emit(Req& r, int32_t prefix_len, int32_t extend_len, const i
     f.new_state = true;
     r.worker_state = true;
     f.history_offset = static_cast<int32_t>(fb->history_ids.size());
-    if (r.sampling.has_penalties()) {
+    // Penalties count the whole history; a grammar replays the output a resumed request made.
+    if (r.sampling.has_penalties() || r.grammar.active()) {
       const int32_t n = std::min(prefix_len, r.seq_len());
       fb->history_ids.insert(fb->history_ids.end(), r.tokens.begin(), r.tokens.begin() + n);
       f.history_len = n;
+      f.output_begin = r.input_len;
+    }
+    if (r.grammar.active()) {
+      f.grammar_kind = r.grammar.kind;
+      f.grammar_offset = static_cast<int32_t>(fb->grammar_text.size());
+      f.grammar_len = static_cast<int32_t>(r.grammar.text.size());
+      fb->grammar_text.insert(fb->grammar_text.end(), r.grammar.text.begin(), r.grammar.text.end());
     }
   }
   for (int32_t p = prefix_len; p < prefix_len + extend_len; ++p)

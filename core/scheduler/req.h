@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/grammar/grammar_spec.h"
 #include "core/sampling/sampling_params.h"
 #include "core/util/finish_reason.h"
 
@@ -33,6 +34,7 @@ struct Req {
   int32_t stop_str_max_len = 0;  // longest stop string, in tokens (upper bound)
   bool stream = false;
   bool return_logprob = false;
+  grammar::GrammarSpec grammar;  // what the worker constrains sampling to (kNone: nothing)
   bool has_priority = false;
   int64_t priority = 0;
   std::string routing_key;  // "" when none: the routing-key policy groups requests by it

@@ -455,6 +455,7 @@ void Scheduler::AddNewRequest(TokenizedRequest&& g) {
   r->arrival_processed_tokens = processed_prefill_tokens_;
   r->routing_key = std::move(g.routing_key);
   r->cache_salt = std::move(g.cache_salt);
+  r->grammar = std::move(g.grammar);
   if (reqs_.count(r->rid)) {
     r->rid = g.rid;
     FinishWithoutRunning(r, FinishReason::Abort("duplicate request id " + std::to_string(g.rid), 400));

@@ -51,6 +51,7 @@ struct TokenizedRequest {
   std::optional<int64_t> priority;
   std::string routing_key;  // "" when none
   std::string cache_salt;   // "" when none
+  grammar::GrammarSpec grammar;  // structured output; kind kNone when unconstrained
 };
 
 using PolicyPtr = std::unique_ptr<SchedulePolicy, std::function<void(SchedulePolicy*)>>;

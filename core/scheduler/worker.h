@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/grammar/grammar_spec.h"
 #include "core/sampling/sampling_params.h"
 #include "core/util/status.h"
 
@@ -38,6 +39,13 @@ struct ForwardReq {
   bool new_state = false;
   int32_t history_offset = 0;
   int32_t history_len = 0;
+  // A new_state request's grammar: its kind and text at grammar_text[grammar_offset, + grammar_len).
+  // Its matcher is fed the tokens from output_begin on of (history, this step's inputs): the
+  // output a retracted request generated before it resumes here. -1 when no history is sent.
+  grammar::GrammarKind grammar_kind = grammar::GrammarKind::kNone;
+  int32_t grammar_offset = 0;
+  int32_t grammar_len = 0;
+  int32_t output_begin = -1;
   SamplingParams sampling;
 };
 
@@ -49,6 +57,7 @@ struct ForwardBatch {
   std::vector<int32_t> out_cache_loc;  // Σ extend_len, slot per new token
   std::vector<int32_t> prefix_slots;   // row patches for requests that need them
   std::vector<int32_t> history_ids;    // penalty histories of new_state requests
+  std::vector<char> grammar_text;      // grammars of new_state requests, back to back
   std::vector<uint64_t> released_rids; // drop these requests' states after this step (none is in reqs)
 
   void Clear() {
@@ -57,6 +66,7 @@ struct ForwardBatch {
     out_cache_loc.clear();
     prefix_slots.clear();
     history_ids.clear();
+    grammar_text.clear();
     released_rids.clear();
     mode = ForwardMode::kIdle;
   }

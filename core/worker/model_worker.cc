@@ -1,6 +1,9 @@
 #include "core/worker/model_worker.h"
 
+#include <glog/logging.h>
+
 #include <algorithm>
+#include <limits>
 #include <string>
 
 namespace radixserve {
@@ -45,9 +48,101 @@ Result<ModelWorker::RequestState*> ModelWorker::StateFor(const sched::ForwardBat
     if (t != sched::kFutureToken) prompt_scratch_.push_back(t);
   uint64_t seed = p.has_seed ? p.seed : f.rid;
   auto state = std::make_unique<RequestState>(p, seed, prompt_scratch_);
+  if (f.grammar_kind != grammar::GrammarKind::kNone) {
+    if (!grammars_)
+      return Status::Unsupported("request " + std::to_string(f.rid) +
+                                 ": structured output needs the model's tokenizer, which this worker has not loaded");
+    if (f.grammar_offset < 0 || f.grammar_len < 0 ||
+        size_t(f.grammar_offset) + size_t(f.grammar_len) > batch.grammar_text.size())
+      return Status::OutOfRange("request " + std::to_string(f.rid) + ": grammar outside the batch");
+    grammar::GrammarSpec spec{f.grammar_kind,
+                              std::string(batch.grammar_text.data() + f.grammar_offset, f.grammar_len)};
+    auto compiled = grammars_->Get(spec);
+    if (!compiled.ok())
+      return Status::InvalidArgument("request " + std::to_string(f.rid) + ": " + compiled.status().message());
+    if ((*compiled)->vocab().size() > model_->config().vocab_size)
+      return Status::FailedPrecondition("the tokenizer's " + std::to_string((*compiled)->vocab().size()) +
+                                        " tokens outnumber the model's " + std::to_string(model_->config().vocab_size));
+    if (f.output_begin < 0)
+      return Status::InvalidArgument("request " + std::to_string(f.rid) + ": a grammar without its output's position");
+    state->matcher = std::make_unique<grammar::GrammarMatcher>(*compiled);
+    state->output_begin = f.output_begin;
+    // A resumed request replays the output it made before (the tokens from output_begin on).
+    for (size_t i = f.output_begin; i < prompt_scratch_.size(); ++i, ++state->accepted)
+      if (!state->matcher->AcceptToken(prompt_scratch_[i]))
+        return Status::Internal("request " + std::to_string(f.rid) + ": its earlier output breaks its grammar");
+  }
   RequestState* raw = state.get();
   states_[f.rid] = std::move(state);
   return raw;
+}
+
+bool ModelWorker::ApplyGrammar(RequestState& st, std::span<float> logits) {
+  grammar::GrammarMatcher& m = *st.matcher;
+  if (m.terminated()) return false;
+  const grammar::TokenVocab& v = m.grammar().vocab();
+  mask_.resize(v.mask_words());
+  m.FillNextTokenBitmask(mask_.data());
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  const int32_t vocab = static_cast<int32_t>(logits.size());
+  bool any = false;
+  for (int32_t w = 0; w < v.mask_words(); ++w) {
+    const uint32_t bits = mask_[w];
+    if (bits == 0xFFFFFFFFu) {
+      any = true;
+      continue;
+    }
+    any |= bits != 0;
+    const int32_t end = std::min(vocab, (w + 1) * 32);
+    for (int32_t id = w * 32; id < end; ++id)
+      if (!((bits >> (id & 31)) & 1)) logits[id] = kNegInf;
+  }
+  // Model rows past the tokenizer's vocabulary (padding) are never allowed.
+  for (int32_t id = v.size(); id < vocab; ++id) logits[id] = kNegInf;
+  return any;
+}
+
+Status ModelWorker::SyncGrammar(RequestState& st, const sched::ForwardReq& f) {
+  const int32_t held = f.prefix_len + f.extend_len - st.output_begin;  // output tokens the scheduler has
+  if (held == st.accepted) return Status::Ok();
+  if (held < st.accepted) {
+    RS_RETURN_IF_ERROR(st.matcher->Rollback(st.accepted - held));
+    st.accepted = held;
+    return Status::Ok();
+  }
+  // The missing output is among this step's inputs.
+  for (int32_t p = st.output_begin + st.accepted; p < f.prefix_len + f.extend_len; ++p, ++st.accepted) {
+    if (p < f.prefix_len || !st.matcher->AcceptToken(tokens_[f.token_offset + p - f.prefix_len]))
+      return Status::Internal("request " + std::to_string(f.rid) + ": its grammar cannot follow output position " +
+                              std::to_string(p));
+  }
+  return Status::Ok();
+}
+
+Status ModelWorker::AdvanceGrammar(RequestState& st, uint64_t rid, int32_t* token) {
+  grammar::GrammarMatcher& m = *st.matcher;
+  if (!m.terminated() && m.AcceptToken(*token)) {
+    ++st.accepted;
+    return Status::Ok();
+  }
+  const auto eos = m.grammar().vocab().eos_ids();
+  if (m.terminated() || m.MustEnd()) {
+    // The grammar ended on EOS (the overlap loop ran one step past it): the token is discarded.
+    *token = eos.empty() ? 0 : eos[0];
+    return Status::Ok();
+  }
+  bool allowed_any = false;
+  mask_.resize(m.grammar().vocab().mask_words());
+  m.FillNextTokenBitmask(mask_.data());
+  for (uint32_t w : mask_) allowed_any |= w != 0;
+  if (!allowed_any) {
+    // No token of the vocabulary spells what the grammar needs next: EOS ends the request.
+    LOG(WARNING) << "request " << rid << ": no token of the vocabulary continues its grammar; ending it";
+    *token = eos.empty() ? 0 : eos[0];
+    return Status::Ok();
+  }
+  return Status::Internal("request " + std::to_string(rid) + ": sampled token " + std::to_string(*token) +
+                          " outside its grammar's mask");
 }
 
 Status ModelWorker::ForwardStage(const sched::ForwardBatch& batch, std::span<const float> hidden_in,
@@ -124,7 +219,10 @@ Status ModelWorker::RunStep(const sched::ForwardBatch& batch, std::span<const fl
     if (!f.sample) continue;  // a non-final chunk: its token is discarded by the scheduler
     RS_ASSIGN_OR_RETURN(step_states_[i],
                         StateFor(batch, f, std::span<const int32_t>(tokens_.data() + f.token_offset, f.extend_len)));
+    if (step_states_[i]->matcher && !f.new_state) RS_RETURN_IF_ERROR(SyncGrammar(*step_states_[i], f));
   }
+  bool constrained = false;
+  for (size_t i = 0; i < n; ++i) constrained |= step_states_[i] != nullptr && step_states_[i]->matcher != nullptr;
   const bool on_device = model_->samples_on_device();
   if (on_device) {
     // Rows that sample nothing take a plain argmax (discarded); the others draw from their
@@ -132,15 +230,30 @@ Status ModelWorker::RunStep(const sched::ForwardBatch& batch, std::span<const fl
     device_rows_.assign(n, sampling::RowSampling{});
     device_counts_.clear();
     device_suppressed_.clear();
+    // Constrained rows' grammar masks go down with the rows (the others allow every token).
+    const int64_t words = (vocab + 31) / 32;
+    device_masks_.clear();
+    if (constrained) device_masks_.assign(n * words, 0xFFFFFFFFu);
     for (size_t i = 0; i < n; ++i) {
       RequestState* st = step_states_[i];
       if (st == nullptr) continue;
+      bool suppress = Suppressing(*st);
+      if (st->matcher) {
+        uint32_t* row = device_masks_.data() + i * words;
+        std::fill(row, row + words, 0u);
+        if (!st->matcher->terminated()) st->matcher->FillNextTokenBitmask(row);
+        suppress = suppress && !st->matcher->MustEnd();
+      }
       device_rows_[i] = sampling::MakeRowSampling(
-          params_of(i), st->sampler, Suppressing(*st) ? std::span<const int32_t>(eog_ids_) : std::span<const int32_t>(),
+          params_of(i), st->sampler, suppress ? std::span<const int32_t>(eog_ids_) : std::span<const int32_t>(),
           &device_counts_, &device_suppressed_);
     }
     device_out_.resize(n);
-    const model::DeviceSampling ds{device_rows_, device_counts_, device_suppressed_, device_out_};
+    model::DeviceSampling ds{device_rows_, device_counts_, device_suppressed_, device_out_};
+    if (constrained) {
+      ds.token_masks = device_masks_;
+      ds.mask_words = words;
+    }
     fo.sampling = &ds;
     RS_RETURN_IF_ERROR(model_->Forward(seqs_, {}, fo));
   } else {
@@ -167,6 +280,16 @@ Status ModelWorker::RunStep(const sched::ForwardBatch& batch, std::span<const fl
       r.logprob = d.logprob;
       r.num_top = device_rows_[i].top_logprobs;
       for (int32_t k = 0; k < r.num_top; ++k) r.top[k] = {d.top_ids[k], d.top_logprobs[k]};
+      if (st->matcher) RS_RETURN_IF_ERROR(AdvanceGrammar(*st, f.rid, &r.token));
+    } else if (st->matcher) {
+      std::span<float> row(logits_.data() + i * vocab, vocab);
+      if (ApplyGrammar(*st, row)) {
+        // EOS stays allowed where the grammar must end, whatever min_new_tokens says.
+        const bool suppress = Suppressing(*st) && !st->matcher->MustEnd();
+        r = sampler_->Sample(params_of(i), row, st->sampler,
+                             suppress ? std::span<const int32_t>(eog_ids_) : std::span<const int32_t>());
+      }
+      RS_RETURN_IF_ERROR(AdvanceGrammar(*st, f.rid, &r.token));
     } else {
       r = sampler_->Sample(params_of(i), std::span<float>(logits_.data() + i * vocab, vocab), st->sampler,
                            Suppressing(*st) ? std::span<const int32_t>(eog_ids_) : std::span<const int32_t>());

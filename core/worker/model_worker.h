@@ -18,6 +18,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/grammar/grammar_cache.h"
+#include "core/grammar/matcher.h"
 #include "core/model/kv_cache.h"
 #include "core/model/llama_model.h"
 #include "core/model/model_backend.h"
@@ -64,6 +66,11 @@ class ModelWorker final : public sched::Worker {
     for (uint64_t rid : batch.released_rids) states_.erase(rid);
   }
 
+  // Grammars of constrained requests (structured output) compile through this cache, over its
+  // vocabulary (the model's tokenizer). Without one, a constrained request fails its step.
+  void set_grammar_cache(std::shared_ptr<grammar::GrammarCache> cache) { grammars_ = std::move(cache); }
+  const grammar::GrammarCache* grammar_cache() const { return grammars_.get(); }
+
   // Tokens EOS-like for min_new_tokens: not sampled before that many tokens were generated.
   void set_end_of_generation_ids(std::vector<int32_t> ids) { eog_ids_ = std::move(ids); }
   size_t num_request_states() const { return states_.size(); }
@@ -74,6 +81,9 @@ class ModelWorker final : public sched::Worker {
     SamplingParams params;  // normalised
     sampling::SamplerState sampler;
     int32_t generated = 0;
+    std::unique_ptr<grammar::GrammarMatcher> matcher;  // structured output; null when unconstrained
+    int32_t output_begin = 0;  // the position of the first output token (the prompt's length)
+    int32_t accepted = 0;      // output tokens the matcher has taken
     RequestState(const SamplingParams& p, uint64_t seed, std::span<const int32_t> prompt)
         : params(p), sampler(seed, prompt) {}
   };
@@ -84,6 +94,16 @@ class ModelWorker final : public sched::Worker {
   bool Suppressing(const RequestState& st) const {
     return st.generated < st.params.min_new_tokens && !st.params.ignore_eos && !eog_ids_.empty();
   }
+  // Masks the row's logits to the tokens the request's grammar allows next (-inf elsewhere).
+  // Returns false when it allows none (the grammar is complete, or ended on EOS).
+  bool ApplyGrammar(RequestState& st, std::span<float> logits);
+  // Feeds the sampled token to the request's matcher. Where the grammar allowed nothing (it ended,
+  // or no token spells its next bytes) the token becomes EOS, which ends the request.
+  Status AdvanceGrammar(RequestState& st, uint64_t rid, int32_t* token);
+  // Brings the matcher to the output the scheduler holds at this step (prefix + new tokens): a
+  // retraction can drop the last sampled token (roll back), a resumed step can carry output the
+  // matcher has not taken (feed it from the step's inputs).
+  Status SyncGrammar(RequestState& st, const sched::ForwardReq& f);
   Status RunStep(const sched::ForwardBatch& batch, std::span<const float> hidden_in, std::vector<float>* hidden_out,
                  sched::ForwardResult* result);
 
@@ -105,6 +125,9 @@ class ModelWorker final : public sched::Worker {
   std::vector<int32_t> eog_ids_;
   std::unordered_map<uint64_t, std::unique_ptr<RequestState>> states_;
   std::vector<int32_t> prompt_scratch_;
+  std::shared_ptr<grammar::GrammarCache> grammars_;
+  std::vector<uint32_t> mask_;  // a grammar's bitmask over the vocabulary
+  std::vector<uint32_t> device_masks_;  // a device step's rows' masks, [rows][words]
 };
 
 }  // namespace radixserve

@@ -6,6 +6,7 @@
 
 #include <climits>
 #include <cmath>
+#include <string>
 
 #include "kernels/cuda/cuda_check.h"
 
@@ -261,6 +262,37 @@ Status SampleRows(float* logits, const SampleRowsInput& in, SampleWorkspace& ws,
   SampleRowKernel<<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(logits, V, in.rows, sorted_logits, sorted_ids,
                                                                        out);
   return LaunchStatus("SampleRow");
+}
+
+namespace {
+
+// One thread per 32 logits: a word of the mask, read once.
+__global__ void ApplyTokenBitmaskKernel(float* logits, const uint32_t* masks, int64_t vocab, int64_t mask_words) {
+  const int64_t row = blockIdx.y;
+  const int64_t w = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t words = (vocab + 31) / 32;
+  if (w >= words) return;
+  const uint32_t bits = w < mask_words ? masks[row * mask_words + w] : 0u;
+  if (bits == 0xFFFFFFFFu) return;
+  float* out = logits + row * vocab + w * 32;
+  const int64_t n = vocab - w * 32 < 32 ? vocab - w * 32 : 32;
+  for (int64_t i = 0; i < n; ++i)
+    if (!((bits >> i) & 1u)) out[i] = -INFINITY;
+}
+
+}  // namespace
+
+Status ApplyTokenBitmask(float* logits, const uint32_t* masks, int64_t rows, int64_t vocab, int64_t mask_words,
+                         Stream stream) {
+  if (rows <= 0) return Status::Ok();
+  if (vocab <= 0 || mask_words < 0 || rows > 65535)
+    return Status::InvalidArgument("ApplyTokenBitmask: rows " + std::to_string(rows) + ", vocab " +
+                                   std::to_string(vocab) + " out of range");
+  const int threads = 128;
+  const int64_t words = (vocab + 31) / 32;
+  const dim3 grid(static_cast<unsigned>((words + threads - 1) / threads), static_cast<unsigned>(rows));
+  ApplyTokenBitmaskKernel<<<grid, threads, 0, stream>>>(logits, masks, vocab, mask_words);
+  return LaunchStatus("ApplyTokenBitmask");
 }
 
 }  // namespace radixserve::cuda

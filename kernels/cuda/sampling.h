@@ -39,4 +39,11 @@ struct SampleWorkspace {
 Status SampleRows(float* logits, const SampleRowsInput& in, SampleWorkspace& ws, sampling::RowSample* out,
                   Stream stream);
 
+// Structured output: sets logits[r][i] to -inf wherever bit i of masks[r] ([rows][mask_words]
+// uint32 words, bit i of word i / 32 is token i; the layout grammar::GrammarMatcher fills) is
+// clear, and every logit past mask_words * 32. Runs before SampleRows, so penalties, the cuts and
+// the log-probabilities all see the constrained distribution.
+Status ApplyTokenBitmask(float* logits, const uint32_t* masks, int64_t rows, int64_t vocab, int64_t mask_words,
+                         Stream stream);
+
 }  // namespace radixserve::cuda

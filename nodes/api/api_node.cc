@@ -323,6 +323,7 @@ Status ApiNode::Submit(const api::GenerateRequest& request, std::shared_ptr<api:
   wire.priority = request.priority;
   wire.cache_salt = request.cache_salt;
   wire.routing_key = request.routing_key;
+  wire.grammar = request.grammar;
   const size_t bytes = TokenizedRequestBytes(wire);
   Status status;
   {

@@ -2,6 +2,8 @@
 
 #include <glog/logging.h>
 
+#include "core/grammar/grammar_cache.h"
+#include "core/grammar/tokenizer_vocab.h"
 #include "core/model/llama_model.h"
 #include "core/model/model_backend.h"
 #include "core/model/pipeline_stage.h"
@@ -30,6 +32,7 @@ WorkerNode::WorkerNode(NodeContext ctx) : Node(std::move(ctx)) {
                       "KV slots (at least the scheduler's max_total_tokens + page_size)", true);
   params().DeclareInt("max_running_requests", d.max_running_requests, 1, 65536, "req-to-token rows (the scheduler's)", true);
   params().DeclareInt("max_payload", 4 << 20, 4096, 1 << 30, "largest shared-memory chunk in bytes", true);
+  params().DeclareInt("grammar_cache_size", 64, 1, 4096, "compiled grammars kept for structured output (LRU)", true);
   params().DeclareInt("tp_size", 1, 1, 64, "tensor-parallel ranks: workers that each hold a shard of the model", true);
   params().DeclareInt("tp_rank", 0, 0, 63, "this worker's tensor-parallel rank (rank 0 answers the scheduler)", true);
   params().DeclareString("tp_group", "",
@@ -110,6 +113,14 @@ Status WorkerNode::OnConfigure() {
   for (const char* key : {"tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id"})
     if (auto id = shared->GetInt(key); id.ok()) eog.push_back(static_cast<int32_t>(*id));
   worker_->set_end_of_generation_ids(std::move(eog));
+  // Structured output: the matcher reads the vocabulary's token bytes from the model's tokenizer.
+  if (auto tok = Tokenizer::FromGguf(*shared); tok.ok()) {
+    worker_->set_grammar_cache(std::make_shared<grammar::GrammarCache>(
+        grammar::TokenVocabOf(**tok), static_cast<size_t>(params().GetInt("grammar_cache_size"))));
+  } else {
+    LOG(WARNING) << name() << ": no tokenizer in the model file (" << tok.status().message()
+                 << "): requests with a response_format or grammar will fail";
+  }
   handler_ = std::make_unique<BatchHandler>(worker_.get());
   transport::ChannelOptions opts;
   opts.max_payload = static_cast<uint32_t>(params().GetInt("max_payload"));

@@ -250,6 +250,13 @@ TEST_F(HttpServerTest, ErrorsKeepTheServerServing) {
       {"/v1/completions", R"({"prompt": "FAIL"})", 400, "the fake backend refused this prompt"},
       {"/v1/nothing", "{}", 404, "no route for POST /v1/nothing"},
       {"/v1/models", "{}", 405, "POST is not allowed on /v1/models"},
+      // Structured output and fields the server does not implement (response_format_test.cc has every case).
+      {"/v1/chat/completions", R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function"}]})",
+       400, "tools: tool calls are not supported yet"},
+      {"/v1/completions", R"({"prompt": "x", "guided_regex": "a", "regex": "b"})", 400,
+       "regex: at most one structured-output constraint per request, got guided_regex and regex"},
+      {"/v1/completions", R"j({"prompt": "x", "guided_regex": "a(?=b)"})j", 400, "guided_regex: "},
+      {"/generate", R"({"text": "x", "sampling_params": {"ebnf": "root ::= missing"}})", 400, "sampling_params.ebnf: "},
   };
   for (const Case& c : cases) {
     auto res = cli.Post(c.path, c.body, "application/json");
@@ -258,6 +265,10 @@ TEST_F(HttpServerTest, ErrorsKeepTheServerServing) {
     json j = json::parse(res->body);
     EXPECT_THAT(j["error"]["message"].get<std::string>(), HasSubstr(c.message)) << c.body;
     EXPECT_EQ(j["error"]["code"], c.status);
+    const std::string message = c.message;
+    if (c.status == 400 && message.find(": ") != std::string::npos) {  // a field's error names it in param
+      EXPECT_EQ(j["error"]["param"], message.substr(0, message.find(": "))) << c.body;
+    }
     auto ok = cli.Post("/v1/completions", R"({"prompt": "ok", "max_tokens": 1})", "application/json");
     ASSERT_TRUE(ok);
     EXPECT_EQ(ok->status, 200) << "after " << c.body;
@@ -277,6 +288,24 @@ TEST_F(HttpServerTest, ErrorsKeepTheServerServing) {
   EXPECT_TRUE(done);
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0]["error"]["code"], 400);
+}
+
+// The validated constraint travels with every choice's request to the backend.
+TEST_F(HttpServerTest, StructuredOutputReachesTheBackend) {
+  StartServer();
+  auto [status, body] = Post("/v1/completions", R"({"prompt": "hi", "max_tokens": 2, "n": 2, "guided_regex": "[a-c]+"})");
+  ASSERT_EQ(status, 200) << body;
+  auto [status2, body2] = Post("/generate", R"({"text": "hi", "sampling_params": {"max_new_tokens": 2,
+      "ebnf": "root ::= \"yes\" | \"no\""}, "stream": true})");
+  ASSERT_EQ(status2, 200) << body2;
+  std::vector<GenerateRequest> sub = backend_.submitted();
+  ASSERT_EQ(sub.size(), 3u);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(sub[i].grammar.kind, grammar::GrammarKind::kRegex);
+    EXPECT_EQ(sub[i].grammar.text, "[a-c]+");
+  }
+  EXPECT_EQ(sub[2].grammar.kind, grammar::GrammarKind::kGbnf);
+  EXPECT_EQ(sub[2].grammar.text, R"(root ::= "yes" | "no")");
 }
 
 TEST_F(HttpServerTest, ApiKey) {

@@ -127,6 +127,8 @@ TEST(CompletionParse, Errors) {
       {R"({"prompt": "x", "model": 3})", 400, "model", "expected a string, got integer"},
       {R"({"prompt": "x", "seed": "s"})", 400, "seed", "expected an integer"},
       {R"({"prompt": "x", "echo": true})", 400, "echo", "not supported"},
+      {R"({"prompt": "x", "suffix": "y"})", 400, "suffix", "not supported"},
+      {R"({"prompt": "x", "guided_choice": []})", 400, "guided_choice", "must contain at least one string"},
       {R"({"prompt": "x", "logit_bias": {"5": 1}})", 400, "logit_bias", "not supported"},
       {R"({"prompt": "x", "min_tokens": 10, "max_tokens": 5})", 400, "min_new_tokens", "min_new_tokens must be in"},
   });
@@ -238,8 +240,11 @@ TEST(ChatParse, Errors) {
        "top_logprobs", "must be in [0, 20], got 30"},
       {R"({"messages": [{"role": "user", "content": "x"}], "logprobs": 1})", 400, "logprobs",
        "expected a boolean, got integer"},
-      {R"({"messages": [{"role": "user", "content": "x"}], "response_format": {"type": "json_object"}})", 400,
-       "response_format", "only {\"type\": \"text\"} is supported"},
+      // response_format's own cases are in response_format_test.cc; here, that the chat parser reads it.
+      {R"({"messages": [{"role": "user", "content": "x"}], "response_format": {"type": "xml"}})", 400,
+       "response_format.type", "expected \"text\", \"json_object\" or \"json_schema\", got \"xml\""},
+      {R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function"}]})", 400, "tools",
+       "tools: tool calls are not supported yet"},
   });
 }
 

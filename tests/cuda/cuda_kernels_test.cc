@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -380,6 +381,31 @@ TEST_F(CudaKernels, SampleRowsTakesTokenZeroWhenEveryTokenIsSuppressedAndRefuses
   many[0].top_logprobs = 1;
   EXPECT_EQ(SampleRows(nullptr, {many.data(), int64_t(many.size()), nullptr, nullptr, nullptr, 32000}, ws, nullptr, nullptr).code(),
             StatusCode::kInvalidArgument);
+}
+
+// Structured output's mask on the device: masked-off logits become -inf, allowed ones are
+// untouched, and tokens past the mask's words are masked too.
+TEST_F(CudaKernels, ApplyTokenBitmaskLeavesOnlyTheAllowedLogits) {
+  const int64_t rows = 3, vocab = 100, words = 3;  // 96 tokens covered by the mask
+  std::vector<float> logits(rows * vocab);
+  for (size_t i = 0; i < logits.size(); ++i) logits[i] = 0.01f * float(i % 97) - 0.3f;
+  std::vector<uint32_t> masks(rows * words, 0);
+  masks[0 * words + 0] = 0xFFFFFFFFu;           // row 0: tokens 0..31
+  masks[1 * words + 1] = (1u << 5) | (1u << 31);  // row 1: tokens 37 and 63
+  masks[2 * words + 2] = 0x80000001u;           // row 2: tokens 64 and 95
+  DeviceVector<float> d_logits(logits);
+  DeviceVector<uint32_t> d_masks(masks);
+  ASSERT_TRUE(ApplyTokenBitmask(d_logits.get(), d_masks.get(), rows, vocab, words, nullptr).ok());
+  const std::vector<float> out = d_logits.ToHost();
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t i = 0; i < vocab; ++i) {
+      const bool allowed = i < words * 32 && ((masks[r * words + i / 32] >> (i % 32)) & 1u);
+      if (allowed) {
+        EXPECT_EQ(out[r * vocab + i], logits[r * vocab + i]) << r << " " << i;
+      } else {
+        EXPECT_EQ(out[r * vocab + i], -std::numeric_limits<float>::infinity()) << r << " " << i;
+      }
+    }
 }
 
 }  // namespace

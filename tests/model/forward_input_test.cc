@@ -66,5 +66,20 @@ TEST(ValidateDeviceSampling, RefusesEachOutOfRangeField) {
   EXPECT_TRUE(refused([](RowSampling& r) { r.uniform = -0.1; }));
 }
 
+TEST(ValidateDeviceSampling, TokenMasksCoverEveryRowOrAreAbsent) {
+  Step s;
+  const std::vector<uint32_t> masks(2 * 4, 0xFFFFFFFFu);
+  DeviceSampling ds{s.rows, s.counts, s.suppressed, s.out};
+  ds.token_masks = masks;
+  ds.mask_words = 4;
+  EXPECT_TRUE(ValidateDeviceSampling(ds, 2, 0).ok());
+  ds.mask_words = 3;
+  EXPECT_EQ(ValidateDeviceSampling(ds, 2, 0).code(), StatusCode::kInvalidArgument);
+  ds.mask_words = 0;
+  EXPECT_EQ(ValidateDeviceSampling(ds, 2, 0).code(), StatusCode::kInvalidArgument);
+  ds.token_masks = {};
+  EXPECT_TRUE(ValidateDeviceSampling(ds, 2, 0).ok());
+}
+
 }  // namespace
 }  // namespace radixserve::model

@@ -104,5 +104,25 @@ TEST(StepStagingTest, EmptySamplingListsTakeNoBytes) {
   l.Pack(b.seqs, &ds, buf.data());  // no copy from an empty list's (null) data
 }
 
+TEST(StepStagingTest, TokenMasksFollowTheSuppressedIdsAndAreCopied) {
+  TwoSequences b;
+  std::vector<sampling::RowSampling> rows(2);
+  const std::vector<int32_t> suppressed = {2, 3, 4};
+  std::vector<sampling::RowSample> out(2);
+  const std::vector<uint32_t> masks = {0xFFFFFFFFu, 1u, 0u, 0x80000000u};  // 2 rows of 2 words
+  DeviceSampling ds{rows, {}, suppressed, out};
+  ds.token_masks = masks;
+  ds.mask_words = 2;
+  const StepStaging l = StepStaging::Plan(b.seqs, 5, 1, &ds);
+  EXPECT_EQ(l.token_masks, l.suppressed + 3 * sizeof(int32_t));
+  EXPECT_EQ(l.token_masks % alignof(uint32_t), 0u);
+  EXPECT_EQ(l.bytes, l.token_masks + 4 * sizeof(uint32_t));
+  auto buf = Buffer(l.bytes);
+  l.Pack(b.seqs, &ds, buf.data());
+  const auto* m = reinterpret_cast<const uint32_t*>(reinterpret_cast<const uint8_t*>(buf.data()) + l.token_masks);
+  EXPECT_EQ(std::vector<uint32_t>(m, m + 4), masks);
+  EXPECT_EQ(*reinterpret_cast<const int32_t*>(reinterpret_cast<const uint8_t*>(buf.data()) + l.suppressed + 8), 4);
+}
+
 }  // namespace
 }  // namespace radixserve::model

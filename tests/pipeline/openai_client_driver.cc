@@ -1,5 +1,8 @@
-// Starts the pipeline and runs openai_client_test.mjs (the official `openai` npm client,
-// installed by the pipeline_npm_install ctest fixture) against it.
+// Starts the pipeline and runs a Node.js client script against it: by default
+// openai_client_test.mjs (the official `openai` npm client, installed by the pipeline_npm_install
+// ctest fixture). The same driver runs the structured-output client scripts, each with its own
+// script, npm directory, required package and the line its last check prints
+// (tests/pipeline/CMakeLists.txt sets them).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -9,17 +12,26 @@
 
 #include "tests/pipeline/pipeline_fixture.h"
 
+#ifndef CLIENT_REQUIRED_PACKAGE
+#define CLIENT_REQUIRED_PACKAGE "openai"
+#endif
+#ifndef CLIENT_EXPECT_LINE
+#define CLIENT_EXPECT_LINE "ok   twoChoices"
+#endif
+
 namespace radixserve::pipeline_test {
 namespace {
 
 PipelineEnvironment* const g_env = RegisterPipeline({});
 
 TEST(OpenAiClient, NodeScriptPasses) {
-  ASSERT_TRUE(std::filesystem::exists(std::string(PIPELINE_NPM_DIR) + "/node_modules/openai/package.json"))
-      << "the openai npm package is not installed in " << PIPELINE_NPM_DIR
-      << " (ctest runs the pipeline_npm_install fixture first)";
-  std::string cmd = std::string("OPENAI_NPM_DIR='") + PIPELINE_NPM_DIR + "' '" + NODE_EXECUTABLE + "' '" +
-                    OPENAI_CLIENT_SCRIPT + "' '" + g_env->pipeline().base_url() + "' 2>&1";
+  ASSERT_TRUE(std::filesystem::exists(std::string(PIPELINE_NPM_DIR) + "/node_modules/" CLIENT_REQUIRED_PACKAGE
+                                      "/package.json"))
+      << "the " CLIENT_REQUIRED_PACKAGE " npm package is not installed in " << PIPELINE_NPM_DIR
+      << " (ctest runs the npm install fixture first)";
+  // NPM_DIR for every script; OPENAI_NPM_DIR is the name the openai scripts read.
+  std::string cmd = std::string("NPM_DIR='") + PIPELINE_NPM_DIR + "' OPENAI_NPM_DIR='" + PIPELINE_NPM_DIR + "' '" +
+                    NODE_EXECUTABLE + "' '" + OPENAI_CLIENT_SCRIPT + "' '" + g_env->pipeline().base_url() + "' 2>&1";
   FILE* p = ::popen(cmd.c_str(), "r");
   ASSERT_NE(p, nullptr);
   std::string out;
@@ -27,7 +39,7 @@ TEST(OpenAiClient, NodeScriptPasses) {
   for (size_t n; (n = std::fread(buf, 1, sizeof(buf), p)) > 0;) out.append(buf, n);
   int st = ::pclose(p);
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << cmd << "\n" << out;
-  EXPECT_NE(out.find("ok   twoChoices"), std::string::npos) << out;
+  EXPECT_NE(out.find(CLIENT_EXPECT_LINE), std::string::npos) << out;
   std::printf("%s", out.c_str());
 }
 

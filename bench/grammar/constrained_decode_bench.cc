@@ -1,0 +1,430 @@
+// constrained_decode_bench: end-to-end decode speed with structured output vs without, on the CPU.
+//
+// Generates the "medium" model (dim 768, 12 layers, vocab 32000; deterministic noise weights) with
+// the project's generator, carrying the tokenizer of ggml-vocab-llama-spm.gguf so that the grammar
+// runs over a real 32k vocabulary. Then, in this one process, it serves batches of 1 and 16
+// concurrent sequences through the real Scheduler (overlap loop, LPM policy, radix cache: the
+// served defaults) over the real ModelWorker, as the scheduler node drives it, in two modes:
+//   unconstrained: max_new_tokens tokens per sequence, ignore_eos (the weights are noise, so an
+//                  early EOS would only be chance);
+//   constrained:   the same requests with a JSON schema (an object whose "items" array needs 40
+//                  strings, so it cannot end early); a sequence stops at max_new_tokens, or at the
+//                  EOS the grammar allows once the object is complete.
+// Sampling is temperature 1 (top-k/p off) with a fixed seed per sequence, so every run of a mode
+// produces the same tokens. The modes alternate (order flipped every round so that drift on a
+// shared machine hits both alike) for --rounds rounds after one untimed warm-up run of each (which
+// also compiles the schema into the worker's grammar cache). A run's figure is end-to-end:
+// tokens generated / (time from Submit to the scheduler going idle), which includes the short
+// prompts' prefill. The table shows the median run of each mode and their ratio.
+//
+//   constrained_decode_bench [--type q4_0] [--threads 2] [--tokens 128] [--rounds 3]
+//                            [--batches 1,16] [--grammar auto] [--vocab PATH] [--dir /tmp] [--model PATH]
+//
+// --model measures an existing GGUF (it must carry a tokenizer) instead of generating one.
+// --grammar: json_schema (the schema), gbnf (the same language written as GBNF, as llama.cpp's
+// json-schema-to-grammar would), auto (default: the schema, else its GBNF form if the JSON Schema
+// front-end refuses it; the output says which one ran and why).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "core/gguf/gguf_reader.h"
+#include "core/grammar/grammar_cache.h"
+#include "core/grammar/matcher.h"
+#include "core/grammar/tokenizer_vocab.h"
+#include "core/model/llama_model.h"
+#include "core/model/served_context.h"
+#include "core/modelgen/model_generator.h"
+#include "core/scheduler/params.h"
+#include "core/scheduler/scheduler.h"
+#include "core/tokenizer/tokenizer.h"
+#include "core/worker/model_worker.h"
+#include "plugins/cache/radix/radix_cache.h"
+#include "plugins/policy/lpm/lpm_policy.h"
+
+namespace radixserve {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kSchema =
+    R"({"type":"object","properties":{"items":{"type":"array","items":{"type":"string"},"minItems":40}},)"
+    R"("required":["items"]})";
+
+// The same language as GBNF, written as llama.cpp's json-schema-to-grammar writes such a schema
+// (its whitespace rule, JSON string escapes, 39 more strings after the first). --grammar gbnf uses
+// it; --grammar auto falls back to it when the JSON Schema front-end cannot compile kSchema, so
+// the mask and matcher costs are still measured (the output says which one ran).
+constexpr const char* kSchemaGbnf = R"(root ::= "{" ws "\"items\"" ws ":" ws items ws "}"
+items ::= "[" ws string ( ws "," ws string ){39,} ws "]"
+string ::= "\"" char* "\""
+char ::= [^"\\\x00-\x1F] | "\\" ( ["\\/bfnrt] | "u" [0-9a-fA-F]{4} )
+ws ::= | " " | "\n" [ \t]{0,20}
+)";
+
+std::vector<int> SplitInts(const std::string& s) {
+  std::vector<int> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');) out.push_back(std::atoi(item.c_str()));
+  return out;
+}
+
+std::string CpuModel() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("model name", 0) == 0) {
+      size_t colon = line.find(':');
+      return colon == std::string::npos ? line : line.substr(colon + 2);
+    }
+  return "unknown";
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  if (v.empty()) return 0;
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+// One run's outcome: its time and, per sequence, the tokens it generated and how it ended.
+struct RunResult {
+  double secs = 0;
+  int64_t tokens = 0;
+  std::map<uint64_t, std::vector<int32_t>> outputs;
+  std::map<uint64_t, FinishReason> finish;
+  double tok_s() const { return secs > 0 ? double(tokens) / secs : 0; }
+};
+
+// The engine as the scheduler and worker nodes build it, in one process.
+class Engine {
+ public:
+  static Result<std::unique_ptr<Engine>> Create(const std::string& model_path, int threads) {
+    auto e = std::unique_ptr<Engine>(new Engine());
+    RS_ASSIGN_OR_RETURN(auto file, gguf::GgufFile::Open(model_path));
+    std::shared_ptr<const gguf::GgufFile> shared(std::move(file));
+    RS_ASSIGN_OR_RETURN(e->tokenizer_, Tokenizer::FromGguf(*shared));
+    model::ModelOptions mo;  // the worker node's: only the thread count is set
+    mo.num_threads = threads;
+    RS_ASSIGN_OR_RETURN(auto loaded, model::LlamaModel::Load(shared, mo));
+    e->model_ = std::shared_ptr<model::LlamaModel>(std::move(loaded));
+    RS_ASSIGN_OR_RETURN(e->context_, model::ServedContext(*shared, 0));
+
+    // The scheduler node's config: defaults, its context rule, and EOS from the tokenizer.
+    sched::SchedulerConfig c;
+    c.max_req_len = e->context_ + 1;
+    c.vocab_size = e->tokenizer_->vocab_size();
+    for (int32_t id = 0; id < e->tokenizer_->vocab_size(); ++id)
+      if (e->tokenizer_->IsEog(id)) c.eos_token_ids.push_back(id);
+
+    // The worker node's: KV slots and rows from the same defaults, end-of-generation ids from
+    // the metadata, and the grammar cache over the model's tokenizer.
+    RS_ASSIGN_OR_RETURN(e->worker_, ModelWorker::Create(e->model_, WorkerShape::For(c.max_total_tokens,
+                                                                                     c.max_running_requests,
+                                                                                     e->context_)));
+    std::vector<int32_t> eog;
+    for (const char* key : {"tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id"})
+      if (auto id = shared->GetInt(key); id.ok()) eog.push_back(static_cast<int32_t>(*id));
+    e->worker_->set_end_of_generation_ids(std::move(eog));
+    e->grammars_ = std::make_shared<grammar::GrammarCache>(grammar::TokenVocabOf(*e->tokenizer_), 64);
+    e->worker_->set_grammar_cache(e->grammars_);
+
+    // The served default plugins ("lpm" with its default parameters, "radix"), linked in rather
+    // than dlopen'ed: the same code the plugin host would load.
+    sched::Params pp;
+    RS_RETURN_IF_ERROR(sched::ResolveParams(std::span(sched::kLpmParams, sched::kNumLpmParams),
+                                            std::map<std::string, std::string>{}, &pp));
+    RS_ASSIGN_OR_RETURN(auto policy, sched::MakeLpmPolicy(pp));
+    const Tokenizer* tok = e->tokenizer_.get();
+    Engine* raw = e.get();
+    e->scheduler_ = std::make_unique<sched::Scheduler>(
+        c, e->worker_.get(), sched::OwnCache(std::make_unique<sched::RadixCache>()), sched::OwnPolicy(std::move(policy)),
+        [raw](const sched::BatchTokenIdOut& out) { raw->OnOutput(out); },
+        [tok](std::span<const int32_t> ids) { return tok->DecodeWindow(ids, true); });
+    return e;
+  }
+
+  // Runs `n` sequences at once, each from its own prompt (the same prompts in every run, so both
+  // modes see the same prefix-cache state after the warm-up), constrained by `spec` when active.
+  Result<RunResult> Run(int n, int max_new_tokens, const grammar::GrammarSpec& spec) {
+    RunResult r;
+    current_ = &r;
+    const auto t0 = Clock::now();
+    for (int i = 0; i < n; ++i) {
+      sched::TokenizedRequest g;
+      g.rid = ++next_rid_;
+      rid_index_[g.rid] = static_cast<uint64_t>(i);
+      g.input_ids = tokenizer_->Encode("Sequence " + std::to_string(i) +
+                                           ": list forty short product names as a JSON object with an \"items\" array.",
+                                       true, false);
+      g.sampling.temperature = 1.0f;
+      g.sampling.seed = 1000 + static_cast<uint64_t>(i);
+      g.sampling.has_seed = true;
+      g.sampling.max_new_tokens = max_new_tokens;
+      // Unconstrained output is noise: never let a chance EOS shorten it. Constrained, EOS is only
+      // sampleable where the schema is complete, and must end the request there.
+      g.sampling.ignore_eos = !spec.active();
+      g.grammar = spec;
+      scheduler_->Submit(std::move(g));
+    }
+    Status s = scheduler_->RunUntilIdle();
+    r.secs = std::chrono::duration<double>(Clock::now() - t0).count();
+    current_ = nullptr;
+    RS_RETURN_IF_ERROR(s);
+    return r;
+  }
+
+  const Tokenizer& tokenizer() const { return *tokenizer_; }
+  grammar::GrammarCache& grammars() { return *grammars_; }
+  const sched::Scheduler& scheduler() const { return *scheduler_; }
+  int32_t context() const { return context_; }
+
+ private:
+  Engine() = default;
+  void OnOutput(const sched::BatchTokenIdOut& out) {
+    if (current_ == nullptr) return;
+    for (const auto& o : out.outputs) {
+      const uint64_t i = rid_index_[o.rid];
+      auto& ids = current_->outputs[i];
+      ids.insert(ids.end(), o.output_ids.begin(), o.output_ids.end());
+      current_->tokens += static_cast<int64_t>(o.output_ids.size());
+      if (o.finished) current_->finish[i] = o.finish;
+    }
+  }
+
+  std::unique_ptr<Tokenizer> tokenizer_;
+  std::shared_ptr<model::LlamaModel> model_;
+  int32_t context_ = 0;
+  std::unique_ptr<ModelWorker> worker_;
+  std::shared_ptr<grammar::GrammarCache> grammars_;
+  std::unique_ptr<sched::Scheduler> scheduler_;
+  RunResult* current_ = nullptr;
+  uint64_t next_rid_ = 0;
+  std::map<uint64_t, uint64_t> rid_index_;  // request id -> sequence index in its run
+};
+
+// Problems a run shows (aborted sequences, wrong lengths, output its grammar refuses): "" if none.
+std::string Check(Engine& e, const RunResult& r, int n, int max_new_tokens, const grammar::GrammarSpec& spec) {
+  std::string problems;
+  if (static_cast<int>(r.finish.size()) != n)
+    problems += std::to_string(n - static_cast<int>(r.finish.size())) + " sequence(s) never finished; ";
+  for (const auto& [i, f] : r.finish) {
+    const auto it = r.outputs.find(i);
+    const size_t len = it == r.outputs.end() ? 0 : it->second.size();
+    if (f.kind == FinishKind::kAbort)
+      problems += "seq " + std::to_string(i) + " aborted (" + std::to_string(f.status_code) + "): " + f.message + "; ";
+    else if (!spec.active() && len != static_cast<size_t>(max_new_tokens))
+      problems += "seq " + std::to_string(i) + " made " + std::to_string(len) + " tokens; ";
+  }
+  if (spec.active()) {
+    // Replays each output through a fresh matcher: every token must be one the schema allowed.
+    auto compiled = e.grammars().Get(spec);
+    if (!compiled.ok()) return problems + "cannot compile the schema: " + compiled.status().message();
+    for (const auto& [i, ids] : r.outputs) {
+      grammar::GrammarMatcher m(*compiled);
+      for (size_t k = 0; k < ids.size(); ++k)
+        if (!m.AcceptToken(ids[k])) {
+          problems += "seq " + std::to_string(i) + ": token " + std::to_string(k) + " (id " + std::to_string(ids[k]) +
+                      ") breaks the schema; ";
+          break;
+        }
+    }
+  }
+  return problems;
+}
+
+int Fail(const std::string& what, const Status& s) {
+  std::fprintf(stderr, "%s: %s\n", what.c_str(), s.ToString().c_str());
+  return 1;
+}
+
+int Main(int argc, char** argv) {
+  std::string type = "q4_0", vocab = std::string(RADIXSERVE_SHARED_DIR) + "/vocab/ggml-vocab-llama-spm.gguf";
+  std::string dir = std::filesystem::temp_directory_path().string(), model_path, batches = "1,16";
+  std::string grammar_choice = "auto";
+  int threads = 2, tokens = 128, rounds = 3;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string k = argv[i], v = argv[i + 1];
+    if (k == "--type") type = v;
+    else if (k == "--threads") threads = std::max(1, std::atoi(v.c_str()));
+    else if (k == "--tokens") tokens = std::max(1, std::atoi(v.c_str()));
+    else if (k == "--rounds") rounds = std::max(1, std::atoi(v.c_str()));
+    else if (k == "--batches") batches = v;
+    else if (k == "--vocab") vocab = v;
+    else if (k == "--dir") dir = v;
+    else if (k == "--model") model_path = v;
+    else if (k == "--grammar") grammar_choice = v;
+    else {
+      std::fprintf(stderr, "unknown option %s\n", k.c_str());
+      return 2;
+    }
+  }
+  if (argc % 2 == 0 || (grammar_choice != "auto" && grammar_choice != "json_schema" && grammar_choice != "gbnf")) {
+    std::fprintf(stderr,
+                 "usage: constrained_decode_bench [--type q4_0] [--threads 2] [--tokens 128] [--rounds 3] "
+                 "[--batches 1,16] [--grammar auto|json_schema|gbnf] [--vocab PATH] [--dir DIR] [--model PATH]\n");
+    return 2;
+  }
+
+  // The model: generated into a temp file (removed at the end) unless one is given.
+  std::string generated;
+  if (model_path.empty()) {
+    auto spec = modelgen::SpecForSize("medium");
+    auto weights = modelgen::ParseWeightType(type);
+    if (!spec.ok()) return Fail("model size", spec.status());
+    if (!weights.ok()) return Fail("--type", weights.status());
+    spec->weights = *weights;
+    spec->tokenizer_from = vocab;
+    generated = (std::filesystem::path(dir) /
+                 ("constrained_decode_bench_" + std::to_string(::getpid()) + "_" + type + ".gguf"))
+                    .string();
+    const auto t0 = Clock::now();
+    if (Status s = modelgen::GenerateModel(*spec, generated); !s.ok()) return Fail("generating the model", s);
+    std::printf("generated %s (medium, %s, tokenizer of %s) in %.1f s\n", generated.c_str(), type.c_str(),
+                vocab.c_str(), std::chrono::duration<double>(Clock::now() - t0).count());
+    model_path = generated;
+  }
+  struct Cleanup {
+    std::string path;
+    ~Cleanup() {
+      if (!path.empty()) std::filesystem::remove(path);
+    }
+  } cleanup{generated};
+
+  auto engine = Engine::Create(model_path, threads);
+  if (!engine.ok()) return Fail("loading the engine", engine.status());
+  Engine& e = **engine;
+  const grammar::GrammarSpec none{};
+  grammar::GrammarSpec schema{grammar::GrammarKind::kJsonSchema, kSchema};
+  if (grammar_choice == "gbnf") schema = {grammar::GrammarKind::kGbnf, kSchemaGbnf};
+
+  // Compile time of the grammar on its own (a fresh cache), so the figure is not lost in a run.
+  std::string grammar_desc;
+  for (;;) {
+    grammar::GrammarCache fresh(grammar::TokenVocabOf(e.tokenizer()), 1);
+    const auto t0 = Clock::now();
+    auto compiled = fresh.Get(schema);
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    if (compiled.ok()) {
+      grammar_desc = schema.kind == grammar::GrammarKind::kJsonSchema ? std::string("JSON schema ") + kSchema
+                                                                      : "GBNF equivalent of the JSON schema " +
+                                                                            std::string(kSchema);
+      std::printf("%s grammar compiles in %.1f ms (fresh grammar cache; runs hit the worker's cache after the "
+                  "warm-up)\n", std::string(grammar::GrammarKindName(schema.kind)).c_str(), ms);
+      break;
+    }
+    if (grammar_choice != "auto" || schema.kind != grammar::GrammarKind::kJsonSchema)
+      return Fail("compiling the grammar", compiled.status());
+    std::printf("the JSON schema does not compile: %s\n-> measuring its GBNF equivalent instead (--grammar gbnf)\n",
+                compiled.status().ToString().c_str());
+    schema = {grammar::GrammarKind::kGbnf, kSchemaGbnf};
+  }
+
+  const std::string cpu = CpuModel();
+  std::printf("CPU: %s; %d compute threads; served context %d; %d new tokens per sequence; %d rounds\n", cpu.c_str(),
+              threads, e.context(), tokens, rounds);
+  std::printf("driven through the in-process Scheduler (overlap loop, lpm, radix) + ModelWorker\n");
+  std::fflush(stdout);
+
+  struct Row {
+    int n = 0;
+    std::vector<double> unc, con;
+    double con_tokens_per_seq = 0;
+    std::map<std::string, int> con_finish;
+    std::string sample;
+  };
+  std::vector<Row> rows;
+  std::vector<std::string> problems;
+  for (int n : SplitInts(batches)) {
+    Row row;
+    row.n = n;
+    // Warm-up, untimed: first touches, the prompts into the radix cache, the schema compiled.
+    for (const grammar::GrammarSpec* spec : {&none, static_cast<const grammar::GrammarSpec*>(&schema)}) {
+      auto w = e.Run(n, tokens, *spec);
+      if (!w.ok()) return Fail("warm-up run", w.status());
+      if (std::string p = Check(e, *w, n, tokens, *spec); !p.empty())
+        problems.push_back("n=" + std::to_string(n) + (spec->active() ? " constrained" : " unconstrained") +
+                           " warm-up: " + p);
+    }
+    bool deterministic = true;
+    std::map<uint64_t, std::vector<int32_t>> con_reference;
+    for (int round = 0; round < rounds; ++round) {
+      // Alternate, flipping the order each round.
+      const bool constrained_first = round % 2 == 1;
+      for (int k = 0; k < 2; ++k) {
+        const bool constrained = (k == 0) == constrained_first;
+        const grammar::GrammarSpec& spec = constrained ? schema : none;
+        auto r = e.Run(n, tokens, spec);
+        if (!r.ok()) return Fail(constrained ? "constrained run" : "unconstrained run", r.status());
+        if (std::string p = Check(e, *r, n, tokens, spec); !p.empty())
+          problems.push_back("n=" + std::to_string(n) + (constrained ? " constrained" : " unconstrained") + " round " +
+                             std::to_string(round + 1) + ": " + p);
+        std::printf("  n=%-3d round %d %-13s %6lld tokens in %7.3f s = %8.2f tok/s\n", n, round + 1,
+                    constrained ? "constrained" : "unconstrained", static_cast<long long>(r->tokens), r->secs,
+                    r->tok_s());
+        std::fflush(stdout);
+        if (!constrained) {
+          row.unc.push_back(r->tok_s());
+          continue;
+        }
+        row.con.push_back(r->tok_s());
+        if (con_reference.empty()) {  // the first timed constrained run: its figures describe the row
+          con_reference = r->outputs;
+          row.con_tokens_per_seq = double(r->tokens) / n;
+          for (const auto& [i, f] : r->finish)
+            ++row.con_finish[f.kind == FinishKind::kLength        ? "length"
+                             : f.kind == FinishKind::kMatchedToken ? "eos"
+                             : f.kind == FinishKind::kAbort        ? "abort"
+                                                                   : "other"];
+          if (auto it = r->outputs.find(0); it != r->outputs.end()) row.sample = e.tokenizer().Decode(it->second, true);
+        } else if (r->outputs != con_reference) {
+          deterministic = false;
+        }
+      }
+    }
+    if (!deterministic) problems.push_back("n=" + std::to_string(n) + ": constrained outputs differ between rounds");
+    rows.push_back(std::move(row));
+  }
+
+  std::printf("\nCPU: %s (%d compute threads), medium model %s, vocab 32000 (llama-spm tokenizer), %d new tokens "
+              "per sequence, temperature 1 with a fixed seed per sequence, median of %d rounds\n",
+              cpu.c_str(), threads, type.c_str(), tokens, rounds);
+  std::printf("constrained by the %s\n\n", grammar_desc.c_str());
+  std::printf("| sequences | unconstrained tok/s | constrained tok/s | constrained / unconstrained | constrained tokens/seq "
+              "| constrained finish |\n");
+  std::printf("|---:|---:|---:|---:|---:|---|\n");
+  for (const Row& r : rows) {
+    const double u = Median(r.unc), c = Median(r.con);
+    std::string finish;
+    for (const auto& [k, v] : r.con_finish) finish += (finish.empty() ? "" : ", ") + k + " " + std::to_string(v);
+    std::printf("| %d | %.2f | %.2f | %.3f | %.1f | %s |\n", r.n, u, c, u > 0 ? c / u : 0.0, r.con_tokens_per_seq,
+                finish.c_str());
+  }
+  std::printf("\nscheduler: %lld failed batches, %lld retractions, %lld aborted\n",
+              static_cast<long long>(e.scheduler().stats().failed_batches),
+              static_cast<long long>(e.scheduler().stats().retractions),
+              static_cast<long long>(e.scheduler().stats().aborted));
+  for (const Row& r : rows) {
+    std::string s = r.sample.size() > 200 ? r.sample.substr(0, 200) + "..." : r.sample;
+    std::printf("constrained sample (n=%d, sequence 0): %s\n", r.n, s.c_str());
+  }
+  if (problems.empty()) {
+    std::printf("checks: every sequence finished; unconstrained ones made exactly %d tokens; every constrained "
+                "token was one the schema allows; constrained outputs identical across rounds\n", tokens);
+  } else {
+    for (const std::string& p : problems) std::printf("PROBLEM: %s\n", p.c_str());
+  }
+  return problems.empty() ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace radixserve
+
+int main(int argc, char** argv) { return radixserve::Main(argc, argv); }

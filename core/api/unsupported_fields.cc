@@ -1,0 +1,56 @@
+#include "core/api/unsupported_fields.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace radixserve::api {
+namespace {
+
+using nlohmann::json;
+
+const json* Get(const json& obj, const char* key) {
+  auto it = obj.find(key);
+  return it == obj.end() || it->is_null() ? nullptr : &*it;
+}
+
+bool Refuse(const std::string& field, const std::string& message, ApiError* error) {
+  *error = ApiError::BadRequest(field, field + ": " + message);
+  return false;
+}
+
+}  // namespace
+
+bool CheckUnsupportedFields(const json& root, Endpoint endpoint, ApiError* error) {
+  if (endpoint != Endpoint::kCompletions && endpoint != Endpoint::kChatCompletions) return true;
+  constexpr const char* kNoTools = "tool calls are not supported yet";
+  // An empty list of tools and a choice of "none" ask for nothing the server lacks.
+  for (const char* key : {"tools", "functions"})
+    if (const json* v = Get(root, key); v && !(v->is_array() && v->empty())) return Refuse(key, kNoTools, error);
+  for (const char* key : {"tool_choice", "function_call"})
+    if (const json* v = Get(root, key); v && !(v->is_string() && v->get_ref<const std::string&>() == "none"))
+      return Refuse(key, kNoTools, error);
+  if (Get(root, "parallel_tool_calls")) return Refuse("parallel_tool_calls", kNoTools, error);
+
+  if (const json* m = Get(root, "modalities")) {
+    if (!m->is_array()) return Refuse("modalities", "expected an array of strings", error);
+    for (const json& v : *m)
+      if (!v.is_string() || v.get_ref<const std::string&>() != "text")
+        return Refuse("modalities", "only [\"text\"] output is supported, got " +
+                                        v.dump(-1, ' ', false, json::error_handler_t::replace).substr(0, 64),
+                      error);
+  }
+  if (Get(root, "audio")) return Refuse("audio", "audio output is not supported", error);
+
+  if (const json* echo = Get(root, "echo")) {
+    if (!echo->is_boolean()) return Refuse("echo", "expected a boolean", error);
+    if (echo->get<bool>()) return Refuse("echo", "is not supported", error);
+  }
+  if (const json* suffix = Get(root, "suffix")) {
+    if (!suffix->is_string()) return Refuse("suffix", "expected a string", error);
+    if (!suffix->get_ref<const std::string&>().empty()) return Refuse("suffix", "is not supported", error);
+  }
+  return true;
+}
+
+}  // namespace radixserve::api

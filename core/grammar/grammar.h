@@ -1,0 +1,165 @@
+// Grammar: the one internal form every structured-output front-end compiles to.
+//
+// A context-free grammar over bytes: each rule is a list of alternatives, each alternative a
+// sequence of symbols, and a symbol is either a byte set (one byte from the set) or a reference
+// to a rule. Unicode is handled by the front-ends, which spell code points as UTF-8 byte
+// sequences (GrammarBuilder::CodepointRanges). Recursion is allowed except left recursion (direct
+// or through nullable prefixes), which GrammarBuilder::Finish refuses: the matcher is a
+// pushdown automaton that expands rules top-down.
+//
+// A Grammar is immutable once built and safe to share between threads.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "core/util/status.h"
+
+namespace radixserve::grammar {
+
+// A set of bytes (256 bits).
+struct ByteSet {
+  uint64_t bits[4] = {0, 0, 0, 0};
+
+  static ByteSet Of(uint8_t b) {
+    ByteSet s;
+    s.Add(b);
+    return s;
+  }
+  static ByteSet Range(uint8_t lo, uint8_t hi) {
+    ByteSet s;
+    s.AddRange(lo, hi);
+    return s;
+  }
+  static ByteSet All() {
+    ByteSet s;
+    for (auto& w : s.bits) w = ~uint64_t{0};
+    return s;
+  }
+  void Add(uint8_t b) { bits[b >> 6] |= uint64_t{1} << (b & 63); }
+  void AddRange(uint8_t lo, uint8_t hi) {
+    for (unsigned b = lo; b <= hi; ++b) Add(static_cast<uint8_t>(b));
+  }
+  void Remove(uint8_t b) { bits[b >> 6] &= ~(uint64_t{1} << (b & 63)); }
+  bool Has(uint8_t b) const { return (bits[b >> 6] >> (b & 63)) & 1; }
+  bool Empty() const { return (bits[0] | bits[1] | bits[2] | bits[3]) == 0; }
+  int Count() const {
+    return __builtin_popcountll(bits[0]) + __builtin_popcountll(bits[1]) + __builtin_popcountll(bits[2]) +
+           __builtin_popcountll(bits[3]);
+  }
+  ByteSet& operator|=(const ByteSet& o) {
+    for (int i = 0; i < 4; ++i) bits[i] |= o.bits[i];
+    return *this;
+  }
+  ByteSet Complement() const {
+    ByteSet s;
+    for (int i = 0; i < 4; ++i) s.bits[i] = ~bits[i];
+    return s;
+  }
+  bool operator==(const ByteSet& o) const {
+    return bits[0] == o.bits[0] && bits[1] == o.bits[1] && bits[2] == o.bits[2] && bits[3] == o.bits[3];
+  }
+};
+
+// One element of an alternative: a byte from byte_sets[index], or rule `index`.
+struct Symbol {
+  enum Kind : uint8_t { kBytes, kRule };
+  Kind kind;
+  uint32_t index;
+  static Symbol Bytes(uint32_t i) { return {kBytes, i}; }
+  static Symbol Rule(uint32_t i) { return {kRule, i}; }
+  bool operator==(const Symbol& o) const { return kind == o.kind && index == o.index; }
+};
+
+using Sequence = std::vector<Symbol>;
+
+struct Rule {
+  std::string name;                     // for errors and Dump(); unique in a grammar
+  std::vector<Sequence> alternatives;   // an empty alternative matches the empty string
+};
+
+// Caps that bound what a client can make the server build (checked by GrammarBuilder and the
+// front-ends). The defaults are the server's.
+struct GrammarLimits {
+  size_t max_symbols = 1'000'000;         // symbols over all alternatives of all rules
+  size_t max_source_bytes = 256 << 10;    // schema / grammar / regex text (the largest real schema seen: 156 KB)
+  size_t max_repeat = 10'000;             // a single {n,m} / minLength / maxItems bound expanded
+  std::chrono::milliseconds max_compile_time{2000};
+};
+
+class Grammar {
+ public:
+  Grammar() = default;
+  const std::vector<ByteSet>& byte_sets() const { return byte_sets_; }
+  const std::vector<Rule>& rules() const { return rules_; }
+  uint32_t root() const { return root_; }
+  size_t symbol_count() const { return symbol_count_; }
+  // Text form (GBNF-like) for tests and debugging.
+  std::string Dump() const;
+
+ private:
+  friend class GrammarBuilder;
+  std::vector<ByteSet> byte_sets_;
+  std::vector<Rule> rules_;
+  uint32_t root_ = 0;
+  size_t symbol_count_ = 0;
+};
+
+// Builds a Grammar. Front-ends declare rules (possibly before defining them, for recursion),
+// add alternatives, and use the helpers for literals, Unicode ranges and repetition. Not
+// thread-safe; one builder per compile.
+class GrammarBuilder {
+ public:
+  explicit GrammarBuilder(GrammarLimits limits = {});
+
+  // Declares a rule (empty until alternatives are added); names get a numeric suffix when taken.
+  uint32_t NewRule(std::string_view name);
+  void AddAlternative(uint32_t rule, Sequence seq);
+  // The index of `set` in the byte-set table (deduplicated).
+  uint32_t InternByteSet(const ByteSet& set);
+
+  // Symbols that match exactly `bytes` (one byte-set symbol per byte).
+  Sequence Literal(std::string_view bytes);
+  Symbol Byte(uint8_t b) { return Symbol::Bytes(InternByteSet(ByteSet::Of(b))); }
+  Symbol Bytes(const ByteSet& s) { return Symbol::Bytes(InternByteSet(s)); }
+  // A rule matching one code point in any of the inclusive ranges (sorted or not, may overlap),
+  // spelled in UTF-8 (surrogates D800-DFFF excluded, as UTF-8 has none).
+  Symbol CodepointRanges(std::vector<std::pair<uint32_t, uint32_t>> ranges, std::string_view name = "cp");
+  // A rule of one alternative per sequence.
+  Symbol Choice(std::vector<Sequence> alternatives, std::string_view name = "alt");
+  // A rule matching `seq` repeated min..max times (max < 0: unbounded). Bounded repeats past
+  // limits().max_repeat fail (the builder's status).
+  Symbol Repeat(const Sequence& seq, int64_t min, int64_t max, std::string_view name = "rep");
+  Symbol Optional(const Sequence& seq, std::string_view name = "opt") { return Repeat(seq, 0, 1, name); }
+  Symbol Star(const Sequence& seq, std::string_view name = "star") { return Repeat(seq, 0, -1, name); }
+  Symbol Plus(const Sequence& seq, std::string_view name = "plus") { return Repeat(seq, 1, -1, name); }
+  // A rule matching the empty string only.
+  Symbol Empty();
+
+  // The first error met (a cap passed, an expired deadline); Finish returns it.
+  void Fail(Status s) {
+    if (status_.ok()) status_ = std::move(s);
+  }
+  const Status& status() const { return status_; }
+  const GrammarLimits& limits() const { return limits_; }
+  // Fails with "compile ran past N ms" once the deadline is passed; front-ends call it in loops.
+  bool CheckDeadline();
+
+  // Checks every rule is defined (has an alternative) and reachable rules are not left
+  // recursive, drops unreachable rules, and returns the grammar rooted at `root`.
+  Result<Grammar> Finish(uint32_t root);
+
+ private:
+  GrammarLimits limits_;
+  std::chrono::steady_clock::time_point deadline_;
+  Status status_;
+  Grammar g_;
+  std::unordered_map<uint64_t, std::vector<uint32_t>> set_index_;  // hash of a set -> its indices
+};
+
+}  // namespace radixserve::grammar

@@ -1,0 +1,134 @@
+#include "core/grammar/matcher.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace radixserve::grammar {
+
+namespace {
+constexpr size_t kMaskCacheEntries = 16;
+}
+
+GrammarMatcher::GrammarMatcher(std::shared_ptr<const CompiledGrammar> grammar, int max_rollback)
+    : grammar_(std::move(grammar)),
+      arena_(std::make_shared<StackArena>(&grammar_->pda())),
+      state_(arena_->Initial()),
+      max_rollback_(max_rollback),
+      mask_cache_(std::make_shared<std::vector<CachedMask>>()) {}
+
+void GrammarMatcher::Push() {
+  history_.push_back(Saved{state_, terminated_});
+  if (static_cast<int>(history_.size()) > max_rollback_) history_.erase(history_.begin());
+}
+
+bool GrammarMatcher::AcceptToken(int32_t id) {
+  if (terminated_) return false;
+  const TokenVocab& v = grammar_->vocab();
+  if (v.is_eos(id)) {
+    if (!arena_->accepting(state_)) return false;
+    Push();
+    terminated_ = true;
+    return true;
+  }
+  if (!v.matchable(id)) return false;
+  const uint32_t next = arena_->AdvanceBytes(state_, v.piece(id));
+  if (next == StackArena::kDead) return false;
+  Push();
+  state_ = next;
+  return true;
+}
+
+bool GrammarMatcher::AcceptBytes(std::string_view bytes) {
+  if (terminated_) return false;
+  const uint32_t next = arena_->AdvanceBytes(state_, bytes);
+  if (next == StackArena::kDead) return false;
+  Push();
+  state_ = next;
+  return true;
+}
+
+Status GrammarMatcher::Rollback(int k) {
+  if (k < 0 || k > static_cast<int>(history_.size()))
+    return Status::OutOfRange("cannot roll back " + std::to_string(k) + " tokens; " +
+                              std::to_string(history_.size()) + " are kept");
+  if (k == 0) return Status::Ok();
+  const Saved s = history_[history_.size() - k];
+  history_.resize(history_.size() - k);
+  state_ = s.state;
+  terminated_ = s.terminated;
+  return Status::Ok();
+}
+
+void GrammarMatcher::FillNextTokenBitmask(uint32_t* mask) {
+  const TokenVocab& v = grammar_->vocab();
+  const int32_t words = v.mask_words();
+  if (terminated_) {
+    std::memset(mask, 0, sizeof(uint32_t) * words);
+    return;
+  }
+  for (const CachedMask& c : *mask_cache_)
+    if (c.state == state_) {
+      std::memcpy(mask, c.words.data(), sizeof(uint32_t) * words);
+      return;
+    }
+  std::memset(mask, 0, sizeof(uint32_t) * words);
+  // The tables of the state's stacks (several stacks often share one context).
+  const PositionTable* tables[64];
+  size_t ntables = 0;
+  std::vector<const PositionTable*> more;
+  for (uint32_t node : arena_->stacks(state_)) {
+    const PositionTable* t = &grammar_->Table(*arena_, node);
+    bool seen = false;
+    for (size_t i = 0; i < ntables && !seen; ++i) seen = tables[i] == t;
+    for (size_t i = 0; i < more.size() && !seen; ++i) seen = more[i] == t;
+    if (seen) continue;
+    if (ntables < 64) {
+      tables[ntables++] = t;
+    } else {
+      more.push_back(t);
+    }
+  }
+  more.insert(more.begin(), tables, tables + ntables);
+  for (const PositionTable* t : more) {
+    if (!t->allowed_mask.empty()) {
+      for (int32_t w = 0; w < words; ++w) mask[w] |= t->allowed_mask[w];
+    } else {
+      for (int32_t id : t->allowed_list) mask[id >> 5] |= 1u << (id & 31);
+    }
+  }
+  // Uncertain tokens: walk their bytes from the whole state.
+  if (checked_.size() != static_cast<size_t>(v.size())) checked_.assign(v.size(), 0);
+  if (++stamp_ == 0) {
+    std::fill(checked_.begin(), checked_.end(), 0);
+    stamp_ = 1;
+  }
+  for (const PositionTable* t : more)
+    for (int32_t id : t->uncertain) {
+      if ((mask[id >> 5] >> (id & 31)) & 1) continue;
+      if (checked_[id] == stamp_) continue;
+      checked_[id] = stamp_;
+      if (arena_->AdvanceBytes(state_, v.piece(id)) != StackArena::kDead) mask[id >> 5] |= 1u << (id & 31);
+    }
+  if (arena_->accepting(state_))
+    for (int32_t id : v.eos_ids()) mask[id >> 5] |= 1u << (id & 31);
+  if (mask_cache_.use_count() > 1) mask_cache_ = std::make_shared<std::vector<CachedMask>>(*mask_cache_);
+  if (mask_cache_->size() >= kMaskCacheEntries) mask_cache_->erase(mask_cache_->begin());
+  mask_cache_->push_back(CachedMask{state_, std::vector<uint32_t>(mask, mask + words)});
+}
+
+std::string GrammarMatcher::ForcedContinuation(size_t max_bytes) const {
+  std::string out;
+  if (terminated_) return out;
+  uint32_t s = state_;
+  while (out.size() < max_bytes && !arena_->accepting(s)) {
+    const ByteSet next = arena_->NextBytes(s);
+    if (next.Count() != 1) break;
+    uint8_t b = 0;
+    while (!next.Has(b)) ++b;
+    out.push_back(static_cast<char>(b));
+    s = arena_->Advance(s, b);
+  }
+  return out;
+}
+
+}  // namespace radixserve::grammar

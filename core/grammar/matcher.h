@@ -1,0 +1,76 @@
+// GrammarMatcher: one request's position in a compiled grammar, token by token.
+//
+// It accepts tokens (refusing any the grammar does not allow, leaving its state unchanged),
+// fills the bitmask of tokens allowed next (EOS where the grammar may end), rolls back, forks,
+// and gives the forced continuation (the bytes that are the only possible next ones).
+//
+// Thread-compatible: one thread at a time. A matcher and its forks share one StackArena, so a
+// matcher and its forks must be used from the same thread. The CompiledGrammar is shared and
+// thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/grammar/compiled_grammar.h"
+#include "core/grammar/pda.h"
+#include "core/util/status.h"
+
+namespace radixserve::grammar {
+
+class GrammarMatcher {
+ public:
+  // `max_rollback`: how many accepted tokens Rollback can undo.
+  explicit GrammarMatcher(std::shared_ptr<const CompiledGrammar> grammar, int max_rollback = 16);
+
+  // Advances by one token; false (state unchanged) when the grammar does not allow it. EOS is
+  // allowed only where the grammar may end, and ends the matcher.
+  bool AcceptToken(int32_t id);
+  // Advances by raw bytes (tests, forced continuations); false when refused (state unchanged).
+  bool AcceptBytes(std::string_view bytes);
+  // Sets bit i of `mask` (vocab().mask_words() words) for every token allowed next, clears the
+  // rest. After EOS was accepted, no bit is set.
+  void FillNextTokenBitmask(uint32_t* mask);
+  // Undoes the last `k` accepted tokens (k <= the tokens kept for rollback).
+  Status Rollback(int k);
+  // An independent copy of the current state (sharing the arena: same thread only).
+  GrammarMatcher Fork() const { return *this; }
+  // The bytes that must come next whatever is generated (stops where the grammar may end or
+  // branches), at most `max_bytes`.
+  std::string ForcedContinuation(size_t max_bytes = 256) const;
+
+  bool CanEnd() const { return !terminated_ && arena_->accepting(state_); }
+  // The grammar is complete and allows nothing more: only EOS can follow.
+  bool MustEnd() const { return terminated_ || (arena_->accepting(state_) && arena_->stacks(state_).empty()); }
+  bool terminated() const { return terminated_; }
+  // Not OK when the state passed its size cap (the request must end with this error).
+  const Status& status() const { return arena_->status(); }
+  const CompiledGrammar& grammar() const { return *grammar_; }
+
+ private:
+  struct Saved {
+    uint32_t state;
+    bool terminated;
+  };
+  struct CachedMask {
+    uint32_t state;
+    std::vector<uint32_t> words;
+  };
+  void Push();
+
+  std::shared_ptr<const CompiledGrammar> grammar_;
+  std::shared_ptr<StackArena> arena_;
+  uint32_t state_;
+  bool terminated_ = false;
+  int max_rollback_;
+  std::vector<Saved> history_;  // states before each accepted token, oldest first
+  // Masks of recent states (a JSON string's characters revisit one state).
+  std::shared_ptr<std::vector<CachedMask>> mask_cache_;
+  std::vector<uint32_t> checked_;  // scratch: token id -> stamp of the last check
+  uint32_t stamp_ = 0;
+};
+
+}  // namespace radixserve::grammar
