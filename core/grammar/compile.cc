@@ -38,9 +38,13 @@ Result<Grammar> CompileSpec(const GrammarSpec& spec, const GrammarLimits& limits
       return Status::InvalidArgument("no grammar to compile");
     case GrammarKind::kJsonObject:
       return CompileJsonObject(limits);
-    case GrammarKind::kJsonSchema:
-      // From the text, so the properties keep the schema's order.
-      return CompileJsonSchemaText(spec.text, JsonSchemaOptions{}, limits);
+    case GrammarKind::kJsonSchema: {
+      // From the text, so the properties keep the schema's order. Generated integers are
+      // written plainly (42, never 42.0 or -0.000...), which every draft counts as an integer.
+      JsonSchemaOptions options;
+      options.integer_point_zero = false;
+      return CompileJsonSchemaText(spec.text, options, limits);
+    }
     case GrammarKind::kRegex:
       return CompileRegex(spec.text, limits);
     case GrammarKind::kGbnf:

@@ -65,7 +65,7 @@ std::string CompiledGrammar::SharedKey(const Context& c) const {
   // as the longest token reaches: what lies farther (in fewest bytes) than that is spelled as a
   // cut. Rules are numbered in the order met, so equal structures give equal keys.
   constexpr size_t kMaxKeyBytes = 16 << 10;
-  constexpr size_t kMaxRules = 512;
+  constexpr size_t kMaxRules = 128;  // larger structures are rarely met twice
   const uint64_t reach = static_cast<uint64_t>(vocab_->max_depth());
   int depth = 0;
   while (depth < kContextDepth && c.pos[depth] != kNoPosition) ++depth;
@@ -179,9 +179,8 @@ PositionTable CompiledGrammar::Build(const Context& c) const {
   const TokenVocab& v = *vocab_;
   const auto nodes = v.nodes();
   const auto toks = v.trie_tokens();
-  std::vector<uint32_t> allowed(v.mask_words(), 0);
-  size_t allowed_count = 0;
   PositionTable t;
+  std::vector<int32_t>& allowed = t.allowed_list;  // ids in trie order; a bitmask at the end if many
   std::vector<uint32_t> state(v.max_depth() + 1);
   // escaped_below[d]: some path left the context within the first d bytes, so a token longer
   // than d that the context refuses may still be taken by what lies below.
@@ -191,16 +190,23 @@ PositionTable CompiledGrammar::Build(const Context& c) const {
   for (size_t i = 1; i < nodes.size();) {
     const TokenVocab::Node& nd = nodes[i];
     const int d = nd.depth;
-    const uint32_t s = a.Advance(state[d - 1], nd.byte);
+    // Bytes no stack can take are dead without an advance (most of a node's children, most often).
+    const uint32_t s = a.NextBytesOf(state[d - 1]).Has(nd.byte) ? a.Advance(state[d - 1], nd.byte) : StackArena::kDead;
     if (s == StackArena::kDead) {
       if (escaped_below[d - 1])
         t.uncertain.insert(t.uncertain.end(), toks.begin() + nd.token_begin, toks.begin() + subtree_tokens_end(i));
       i = nd.end;
       continue;
     }
-    for (uint32_t k = nd.token_begin; k < nd.token_end; ++k) {
-      allowed[toks[k] >> 5] |= 1u << (toks[k] & 31);
-      ++allowed_count;
+    if (t.allowed_mask.empty()) {
+      allowed.insert(allowed.end(), toks.begin() + nd.token_begin, toks.begin() + nd.token_end);
+      if (allowed.size() * 32 >= static_cast<size_t>(v.mask_words())) {  // many: a bitmask from here on
+        t.allowed_mask.assign(v.mask_words(), 0);
+        for (int32_t id : allowed) t.allowed_mask[id >> 5] |= 1u << (id & 31);
+        std::vector<int32_t>().swap(allowed);
+      }
+    } else {
+      for (uint32_t k = nd.token_begin; k < nd.token_end; ++k) t.allowed_mask[toks[k] >> 5] |= 1u << (toks[k] & 31);
     }
     state[d] = s;
     escaped_below[d] = escaped_below[d - 1] || a.escaped(s);
@@ -213,12 +219,7 @@ PositionTable CompiledGrammar::Build(const Context& c) const {
     }
     ++i;
   }
-  if (allowed_count * 32 >= static_cast<size_t>(v.mask_words())) {
-    t.allowed_mask = std::move(allowed);
-  } else {
-    for (int32_t w = 0; w < v.mask_words(); ++w)
-      for (uint32_t bits = allowed[w]; bits; bits &= bits - 1) t.allowed_list.push_back(w * 32 + __builtin_ctz(bits));
-  }
+  if (t.allowed_mask.empty()) std::sort(allowed.begin(), allowed.end());
   return t;
 }
 

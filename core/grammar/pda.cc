@@ -137,9 +137,27 @@ uint32_t StackArena::Single(uint32_t pos, uint32_t parent) { return ClosureOf(No
 
 uint32_t StackArena::Advance(uint32_t set, uint8_t byte) {
   if (set == kDead) return kDead;
+  // A set advanced often gets a dense row of its 256 successors (a string's character loop is
+  // advanced once per trie node of a vocabulary walk).
+  uint32_t* row = nullptr;
+  if (set < dense_index_.size() && dense_index_[set] != FlatMap64::kMissing) {
+    row = dense_rows_.data() + size_t{dense_index_[set]} * 256;
+    if (row[byte] != FlatMap64::kMissing) return row[byte];
+  } else {
+    if (set >= hits_.size()) hits_.resize(sets_.size(), 0);
+    if (++hits_[set] == kDenseAfter && dense_rows_.size() < kMaxDenseRows * 256) {
+      if (set >= dense_index_.size()) dense_index_.resize(sets_.size(), FlatMap64::kMissing);
+      dense_index_[set] = static_cast<uint32_t>(dense_rows_.size() / 256);
+      dense_rows_.resize(dense_rows_.size() + 256, FlatMap64::kMissing);
+      row = dense_rows_.data() + size_t{dense_index_[set]} * 256;
+    }
+  }
   const uint64_t key = (uint64_t{set} << 8) | byte;
   uint32_t id = advance_memo_.Find(key);
-  if (id != FlatMap64::kMissing) return id;
+  if (id != FlatMap64::kMissing) {
+    if (row) row[byte] = id;
+    return id;
+  }
   if (!status_.ok()) return kDead;
   merged_.clear();
   uint8_t flags = 0;
@@ -155,6 +173,7 @@ uint32_t StackArena::Advance(uint32_t set, uint8_t byte) {
   }
   id = InternSet(&merged_, flags);
   advance_memo_.Insert(key, id);
+  if (row) dense_rows_[size_t{dense_index_[set]} * 256 + byte] = id;  // re-read: InternSet may grow
   return id;
 }
 

@@ -113,6 +113,18 @@ class StackArena {
   uint32_t parent(uint32_t node) const { return nodes_[node].parent; }
   // Bytes some stack of the set can take next.
   ByteSet NextBytes(uint32_t set) const;
+  // The same, kept per set: a trie walk tests a child's byte against it before advancing.
+  const ByteSet& NextBytesOf(uint32_t set) {
+    if (set >= next_known_.size()) {
+      next_known_.resize(sets_.size(), 0);
+      next_bytes_.resize(sets_.size());
+    }
+    if (!next_known_[set]) {
+      next_bytes_[set] = NextBytes(set);
+      next_known_[set] = 1;
+    }
+    return next_bytes_[set];
+  }
 
   // Set once the node cap is passed (a runaway recursion); sets made after it are kDead.
   const Status& status() const { return status_; }
@@ -142,6 +154,14 @@ class StackArena {
   std::unordered_map<uint64_t, std::vector<uint32_t>> set_index_;
   FlatMap64 closure_memo_;  // node -> set
   FlatMap64 advance_memo_;  // set << 8 | byte -> set
+  // Dense successor rows of hot sets: dense_index_[set] -> row in dense_rows_ (256 entries).
+  static constexpr uint16_t kDenseAfter = 64;        // advances of a set before it gets a row
+  static constexpr size_t kMaxDenseRows = 1024;      // at most 1 MiB of rows per arena
+  std::vector<uint32_t> dense_index_;
+  std::vector<uint32_t> dense_rows_;
+  std::vector<uint16_t> hits_;
+  std::vector<ByteSet> next_bytes_;  // per set, valid where next_known_
+  std::vector<uint8_t> next_known_;
   // Scratch for Close and Advance.
   std::vector<uint32_t> work_, tops_, merged_;
   std::vector<uint32_t> visit_stamp_;

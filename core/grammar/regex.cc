@@ -31,6 +31,7 @@
 namespace radixserve::grammar {
 namespace {
 
+using internal::ClassEscapeSets;
 using internal::CpRanges;
 using internal::kMaxCodepoint;
 
@@ -121,21 +122,6 @@ NodePtr MakeRepeat(NodePtr body, int64_t min, int64_t max) {
   return n;
 }
 
-// ECMAScript's class escapes and `.`.
-CpRanges DigitSet() { return {{'0', '9'}}; }
-CpRanges WordSet() { return {{'0', '9'}, {'A', 'Z'}, {'_', '_'}, {'a', 'z'}}; }
-// WhiteSpace (TAB VT FF SP NBSP ZWNBSP and category Zs) and LineTerminator (LF CR LS PS).
-CpRanges SpaceSet() {
-  return {{0x09, 0x0D},     {0x20, 0x20},     {0xA0, 0xA0},     {0x1680, 0x1680}, {0x2000, 0x200A},
-          {0x2028, 0x2029}, {0x202F, 0x202F}, {0x205F, 0x205F}, {0x3000, 0x3000}, {0xFEFF, 0xFEFF}};
-}
-CpRanges DotSet() {
-  CpRanges all = {{0, kMaxCodepoint}};
-  all = internal::SubtractRange(all, '\n', '\n');
-  all = internal::SubtractRange(all, '\r', '\r');
-  return internal::SubtractRange(all, 0x2028, 0x2029);
-}
-
 bool IsHexDigit(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -159,11 +145,11 @@ class Parser {
   }
 
  private:
-  // An escape's meaning: a single code point or a set (class escapes like \d).
+  // An escape's meaning: a single code point or a class escape like \d.
   struct Atom {
     bool is_set = false;
     uint32_t cp = 0;
-    CpRanges set;
+    ClassEscapeSets sets;  // see codepoint_util.h: narrow where it adds, wide where it excludes
   };
 
   bool AtEnd() const { return pos_ >= p_.size(); }
@@ -323,11 +309,11 @@ class Parser {
       case '[': return ParseClass();
       case '.':
         ++pos_;
-        return MakeSet(DotSet());
+        return MakeSet(internal::EcmaDotSet());
       case '\\': {
         Atom a;
         RS_RETURN_IF_ERROR(ParseEscape(/*in_class=*/false, &a));
-        if (a.is_set) return MakeSet(std::move(a.set));
+        if (a.is_set) return MakeSet(std::move(a.sets.narrow));
         return LiteralNode(a.cp, start);
       }
       case '*':
@@ -431,7 +417,16 @@ class Parser {
       negated = true;
       ++pos_;
     }
+    // A negated class excludes what either engine puts in its class escapes (ClassEscapeSets).
     CpRanges set;
+    const auto add = [&](const Atom& a) {
+      if (!a.is_set) {
+        set.emplace_back(a.cp, a.cp);
+      } else {
+        const CpRanges& s = negated ? a.sets.wide : a.sets.narrow;
+        set.insert(set.end(), s.begin(), s.end());
+      }
+    };
     while (true) {
       if (AtEnd()) return Error(StatusCode::kInvalidArgument, start, "unterminated character class");
       if (Peek() == ']') break;
@@ -444,30 +439,22 @@ class Parser {
         RS_RETURN_IF_ERROR(ParseClassAtom(&hi));
         if (lo.is_set || hi.is_set) {
           // Annex B: [\w-.] is \w, '-' and '.'.
-          AddAtom(lo, &set);
+          add(lo);
           set.emplace_back('-', '-');
-          AddAtom(hi, &set);
+          add(hi);
         } else if (lo.cp > hi.cp) {
           return Error(StatusCode::kInvalidArgument, lo_offset, "range out of order in character class");
         } else {
           set.emplace_back(lo.cp, hi.cp);
         }
       } else {
-        AddAtom(lo, &set);
+        add(lo);
       }
     }
     ++pos_;  // ']'
     internal::NormalizeRanges(&set);
     if (negated) set = internal::ComplementRanges(set);
     return MakeSet(std::move(set));
-  }
-
-  static void AddAtom(const Atom& a, CpRanges* set) {
-    if (a.is_set) {
-      set->insert(set->end(), a.set.begin(), a.set.end());
-    } else {
-      set->emplace_back(a.cp, a.cp);
-    }
   }
 
   Status ParseClassAtom(Atom* a) {
@@ -487,10 +474,9 @@ class Parser {
     if (AtEnd()) return Error(StatusCode::kInvalidArgument, start, "\\ at end of pattern");
     const int c = Peek();
     ++pos_;
-    const auto set = [&](CpRanges s, bool complement) {
-      internal::NormalizeRanges(&s);
+    const auto set = [&](char letter) {
       a->is_set = true;
-      a->set = complement ? internal::ComplementRanges(s) : std::move(s);
+      a->sets = internal::EcmaClassEscape(letter);
       return Status::Ok();
     };
     const auto cp = [&](uint32_t v) {
@@ -502,12 +488,12 @@ class Parser {
                    std::string("backreference \\") + static_cast<char>(c) + " is not supported");
     }
     switch (c) {
-      case 'd': return set(DigitSet(), false);
-      case 'D': return set(DigitSet(), true);
-      case 'w': return set(WordSet(), false);
-      case 'W': return set(WordSet(), true);
-      case 's': return set(SpaceSet(), false);
-      case 'S': return set(SpaceSet(), true);
+      case 'd':
+      case 'D':
+      case 'w':
+      case 'W':
+      case 's':
+      case 'S': return set(static_cast<char>(c));
       case 'n': return cp('\n');
       case 't': return cp('\t');
       case 'r': return cp('\r');

@@ -15,8 +15,14 @@
 // patterns rely on are kept: a `{` that does not start a quantifier, a lone `]` or `}` are
 // literals, and `-` next to a class escape in a class (`[\w-.]`) is a literal.
 //
-// Sets follow ECMAScript without the `i` flag: \d = [0-9], \w = [A-Za-z0-9_], \s = ECMAScript's
-// WhiteSpace and LineTerminator code points, `.` = any code point but \n \r U+2028 U+2029.
+// Sets follow ECMAScript without the `i` flag, cut to what Python's `re` (the engine of the
+// reference validator) agrees with, so a generated string passes both: \d = [0-9], \w =
+// [A-Za-z0-9_], \s = ECMAScript's WhiteSpace and LineTerminator less U+FEFF, \S = neither
+// engine's space (so not U+FEFF, U+001C..U+001F, U+0085 either), \D = no Unicode decimal digit
+// (Python's \d takes them all), \W = ASCII's non-word characters and the Unicode blocks of
+// punctuation, symbols and emoji (Python's \w takes every letter, so \W refuses é: a known gap,
+// on the safe side). In a negated class an escape excludes what either engine puts in it
+// ([^\d] refuses Arabic-Indic digits). `.` = any code point but \n \r U+2028 U+2029.
 //
 // Contexts:
 //   kRaw:        the grammar matches the text itself, as UTF-8.

@@ -149,16 +149,27 @@ TEST(RegexTest, UnicodeClassesAndLiterals) {
 
 TEST(RegexTest, ClassEscapes) {
   ExpectLanguage(R"(\d+)", {"0123456789"}, {"", "12a", "\xD9\xA3"});  // not Arabic-Indic digits
-  ExpectLanguage(R"(\D)", {"a", "\xC3\xA9"}, {"5"});
+  // \D and \W keep to what Python's re agrees with too: no Unicode digit (U+0663) for \D, and
+  // for \W only non-word characters of both engines (é is a word character in Python).
+  ExpectLanguage(R"(\D)", {"a", "\xC3\xA9"}, {"5", "\xD9\xA3"});
   ExpectLanguage(R"(\w+)", {"abc_XYZ_09"}, {"a-b", "\xC3\xA9"});
-  ExpectLanguage(R"(\W)", {"-", "\xC3\xA9", " "}, {"a", "_", "7"});
-  ExpectLanguage(R"(\s)",
-                 {" ", "\t", "\n", "\r", "\v", "\f", "\xC2\xA0", "\xE3\x80\x80", "\xEF\xBB\xBF", "\xE2\x80\xA8"},
-                 {"x", "\xE2\x80\x8B"});  // U+200B ZERO WIDTH SPACE is not \s
+  ExpectLanguage(R"(\W)", {"-", " ", "\xE2\x82\xAC", "\xE2\x80\x94", "\xF0\x9F\x98\x80"},
+                 {"a", "_", "7", "\xC3\xA9"});
+  // In a negated class an escape excludes what either engine puts in it.
+  ExpectLanguage(R"([^\d])", {"a", "\xC3\xA9"}, {"5", "\xD9\xA3"});
+  ExpectLanguage(R"([^\s])", {"a"}, {" ", "\xEF\xBB\xBF", "\x1C", "\xC2\x85"});
+  ExpectLanguage(R"([^\w])", {"-", "\xE2\x82\xAC"}, {"a", "\xC3\xA9"});
+  ExpectLanguage(R"([^\W])", {"a", "_"}, {"-", "\xC3\xA9"});
+  ExpectLanguage(R"([\d\s]+)", {"1 2"}, {"\xD9\xA3", "\xEF\xBB\xBF"});
+  // \s and \S take what ECMAScript and Python's re agree on: U+FEFF (space only in ECMAScript)
+  // and U+001C..U+001F, U+0085 (space only in Python) are in neither.
+  ExpectLanguage(R"(\s)", {" ", "\t", "\n", "\r", "\v", "\f", "\xC2\xA0", "\xE3\x80\x80", "\xE2\x80\xA8"},
+                 {"x", "\xE2\x80\x8B", "\xEF\xBB\xBF", "\x1C", "\xC2\x85"});  // U+200B is not \s either
   ExpectLanguage(R"(\S+)", {"abc"},
                  {"a c",
                   "a\xC2\xA0"
-                  "c"});
+                  "c",
+                  "\xEF\xBB\xBF", "\x1F", "\xC2\x85"});
 }
 
 TEST(RegexTest, Escapes) {
