@@ -10,6 +10,7 @@
 #include "core/builtin_model/builtin_model.h"
 #include "core/scheduler/output_streamer.h"
 #include "core/scheduler/scheduler_config.h"
+#include "core/scheduler/worker.h"
 #include "transport/messages.h"
 
 namespace radixserve::launch {
@@ -126,9 +127,11 @@ MessageBounds ComputeMessageBounds(const PipelineLimits& l) {
                                                                .stop_str_bytes = uint64_t(api.max_stop_strings) * stop_bytes,
                                                                .stop_strs = uint64_t(api.max_stop_strings),
                                                                .cache_salt_bytes = uint64_t(api.max_key_bytes),
-                                                               .routing_key_bytes = uint64_t(api.max_key_bytes)});
+                                                               .routing_key_bytes = uint64_t(api.max_key_bytes),
+                                                               .grammar_bytes = uint64_t(api.grammar.max_source_bytes)});
   b.forward_batch = transport::ForwardBatchMsg::Bytes(
-      {.reqs = R, .tokens = T, .prefix_slots = Bp * Cslots, .released_rids = R, .history_ids = Bp * C});
+      {.reqs = R, .tokens = T, .prefix_slots = Bp * Cslots, .released_rids = R, .history_ids = Bp * C,
+       .grammar_bytes = sched::kMaxBatchGrammarBytes + uint64_t(api.grammar.max_source_bytes)});
   b.forward_result = transport::ForwardResultMsg::Bytes({.reqs = R,
                                                          .logprobs = R,
                                                          .top = R * transport::kMaxTopLogprobs,

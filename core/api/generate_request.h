@@ -40,8 +40,15 @@ struct ApiLimits {
   // copying and dumping values recurse, so a hostile 10^5-level body must be refused first.
   int32_t max_json_depth = 64;
   // Caps on a structured-output constraint: its text size (a larger one is a 400), and what
-  // validating it by compiling it once may build and spend (response_format.h).
-  grammar::GrammarLimits grammar;
+  // validating it by compiling it once may build and spend (response_format.h). The text rides in
+  // the request and forward-batch messages, so its cap keeps them in RouDi's 256 KiB chunks
+  // (launch/roudi_sizing.cc); 99.5 % of the real-world schemas in ../shared/jsonschema are smaller.
+  grammar::GrammarLimits grammar = ServerGrammarLimits();
+  static grammar::GrammarLimits ServerGrammarLimits() {
+    grammar::GrammarLimits l;
+    l.max_source_bytes = 96 << 10;
+    return l;
+  }
 };
 
 struct GenerateRequest {

@@ -16,6 +16,20 @@ GrammarMatcher::GrammarMatcher(std::shared_ptr<const CompiledGrammar> grammar, i
       max_rollback_(max_rollback),
       mask_cache_(std::make_shared<std::vector<CachedMask>>()) {}
 
+GrammarMatcher GrammarMatcher::Fork() const {
+  GrammarMatcher f(*this, ForkTag{});
+  return f;
+}
+
+GrammarMatcher::GrammarMatcher(const GrammarMatcher& o, ForkTag)
+    : grammar_(o.grammar_),
+      arena_(o.arena_),
+      state_(o.state_),
+      terminated_(o.terminated_),
+      max_rollback_(o.max_rollback_),
+      history_(o.history_),
+      mask_cache_(o.mask_cache_) {}  // checked_ is scratch: not copied
+
 void GrammarMatcher::Push() {
   history_.push_back(Saved{state_, terminated_});
   if (static_cast<int>(history_.size()) > max_rollback_) history_.erase(history_.begin());

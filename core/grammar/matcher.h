@@ -37,7 +37,7 @@ class GrammarMatcher {
   // Undoes the last `k` accepted tokens (k <= the tokens kept for rollback).
   Status Rollback(int k);
   // An independent copy of the current state (sharing the arena: same thread only).
-  GrammarMatcher Fork() const { return *this; }
+  GrammarMatcher Fork() const;
   // The bytes that must come next whatever is generated (stops where the grammar may end or
   // branches), at most `max_bytes`.
   std::string ForcedContinuation(size_t max_bytes = 256) const;
@@ -59,6 +59,8 @@ class GrammarMatcher {
     uint32_t state;
     std::vector<uint32_t> words;
   };
+  struct ForkTag {};
+  GrammarMatcher(const GrammarMatcher& o, ForkTag);
   void Push();
 
   std::shared_ptr<const CompiledGrammar> grammar_;

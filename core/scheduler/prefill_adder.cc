@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/scheduler/worker.h"
+
 namespace radixserve::sched {
 
 PrefillAdder::PrefillAdder(const PrefillAdderOptions& opt, PrefixCache* cache, const KvAllocator* alloc,
@@ -111,8 +113,13 @@ AddReqResult PrefillAdder::AddOneReq(Req* req) {
   // Lock the matched prefix while judging the fit, so it is not counted as evictable.
   cache_->IncLockRef(req->last_node);
   AddReqResult verdict = AddReqResult::kContinue;
+  // The grammar a request's first sampled step carries counts against the batch's message budget.
+  const int64_t grammar_bytes = req->grammar.active() && !req->worker_state ? req->grammar.text.size() : 0;
   if (total_tokens >= rem_total_tokens()) {
     verdict = AddReqResult::kNoToken;
+  } else if (grammar_bytes > 0 && !can_run_->empty() &&
+             grammar_bytes_ + grammar_bytes > static_cast<int64_t>(kMaxBatchGrammarBytes)) {
+    verdict = AddReqResult::kOther;
   } else if (req->sampling.ignore_eos && !cache_->shares_prefixes() && !IgnoreEosSimulationFits(*req, extend)) {
     verdict = AddReqResult::kNoToken;
   } else if (!chunking() && !can_run_->empty() && CeilPage(extend) >= rem_input_tokens_) {
@@ -141,6 +148,7 @@ AddReqResult PrefillAdder::AddOneReq(Req* req) {
   }
   cache_->DecLockRef(req->last_node);
   if (verdict != AddReqResult::kContinue) return verdict;
+  grammar_bytes_ += grammar_bytes;
   return BudgetState();
 }
 

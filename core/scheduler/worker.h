@@ -49,6 +49,11 @@ struct ForwardReq {
   SamplingParams sampling;
 };
 
+// The grammar text one prefill batch may carry for its new requests: admission stops adding
+// constrained requests past it (the first is always admitted), and RouDi's chunk sizing counts
+// it (plus one more grammar: a chunked request's last chunk is not admitted again).
+inline constexpr size_t kMaxBatchGrammarBytes = 96u << 10;
+
 struct ForwardBatch {
   uint64_t batch_id = 0;
   ForwardMode mode = ForwardMode::kIdle;

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/gguf/gguf_reader.h"
@@ -114,6 +115,35 @@ TEST(GrammarMatcher, MaskIsExactlyTheAcceptedTokensForARegexOnByteLevelBpe) {
   auto g = Compiled(CompileRegex("[a-z]{1,5}(, [0-9]+)*\\.?"), l.vocab);
   WalkText(g, l, "abc, 12, 345.");
   WalkText(g, l, "z");
+}
+
+// llama.cpp's example grammars, matched token by token on a byte-level vocabulary: a string each
+// describes walks with the exact mask at every step; a near miss is refused before it ends.
+TEST(GrammarMatcher, SharedGbnfGrammarsMatchTokenByToken) {
+  const Loaded& l = Vocab("gpt-2");
+  const std::vector<std::tuple<std::string, std::string, std::string>> cases = {
+      {"arithmetic.gbnf", "(a+b)*c=d\n1=2\n", "1+=3\n"},
+      {"c.gbnf", "int main(){return 0;}", "int main(){return 0}"},
+      {"chess.gbnf", "1. e4 e5\n2. Nf3 Nc6\n", "1. e9 e5\n2. d4 d5\n"},
+      {"english.gbnf", "Hello, world!", "Hello  world"},
+      {"japanese.gbnf", "\xE3\x81\x93\xE3\x82\x93\xE3\x81\xAB\xE3\x81\xA1\xE3\x81\xAF", "abc"},
+      {"json.gbnf", "{\"a\": 1, \"b\": [true, null, \"x\\n\"]}", "{\"a\" 1}"},
+      {"json_arr.gbnf", "[\n{\"a\": true},\n\"s\"]", "[1]"},
+      {"list.gbnf", "- milk\n- eggs\n", "-milk\n"},
+  };
+  for (const auto& [file, good, bad] : cases) {
+    SCOPED_TRACE(file);
+    auto g = Compiled(CompileGbnf(ReadFile(std::string(RADIXSERVE_SHARED_DIR) + "/grammars/" + file)), l.vocab);
+    WalkText(g, l, good);
+    GrammarMatcher m(g);
+    bool refused = false;
+    for (int32_t id : OutputIds(l, bad))
+      if (!m.AcceptToken(id)) {
+        refused = true;
+        break;
+      }
+    EXPECT_TRUE(refused || !m.CanEnd()) << bad;
+  }
 }
 
 TEST(GrammarMatcher, EosOnlyWhereTheGrammarMayEndAndNothingAfterIt) {

@@ -96,10 +96,13 @@ TEST_F(RouDiSizingTest, BoundsFollowTheDocumentedFormulas) {
   l.max_total_tokens = 1024;
   MessageBounds b = ComputeMessageBounds(l);
   const size_t R = 8, C = 512, P = 128, T = P + R, Bp = 8, U = 1024;
+  const size_t G = 96 << 10;  // a grammar's text at most; a batch's new grammars at most G more
   EXPECT_EQ(b.tokenized_request,
-            MessageSize<transport::TokenizedRequestMsg>({C * 4, 64 * 4, 16 * 256, 16 * 4, 256, 256}));  // salt, key
-  EXPECT_EQ(b.forward_batch, MessageSize<transport::ForwardBatchMsg>(
-                                 {R * sizeof(transport::ForwardReqWire), T * 4, T * 4, Bp * C * 4, R * 8, Bp * C * 4}));
+            MessageSize<transport::TokenizedRequestMsg>({C * 4, 64 * 4, 16 * 256, 16 * 4, 256, 256, G}));  // salt, key
+  EXPECT_EQ(b.forward_batch, MessageSize<transport::ForwardBatchMsg>({R * sizeof(transport::ForwardReqWire), T * 4,
+                                                                      T * 4, Bp * C * 4, R * 8, Bp * C * 4, 2 * G}));
+  // Both still fit the 256 KiB chunks RouDi always has (no pool of larger chunks for them).
+  EXPECT_LT(b.forward_batch, 256u << 10);
   EXPECT_EQ(b.forward_result, MessageSize<transport::ForwardResultMsg>({R * 4, R * 4, R * 80, R * 80, 4096}));
   EXPECT_EQ(b.batch_token_id_out, MessageSize<transport::BatchTokenIdOutMsg>(
                                       {R * sizeof(transport::OutputEntry), (U + 5 * R) * 4, U * 4, U * 4, R * 256, U * 80, U * 80}));
@@ -126,7 +129,7 @@ TEST_F(RouDiSizingTest, BoundsFollowTheDocumentedFormulas) {
   // P = 300 tokens; one request's prefix patch is at most 300 distinct slots; outputs at most 300 ids.
   EXPECT_EQ(capped.forward_batch, MessageSize<transport::ForwardBatchMsg>({R * sizeof(transport::ForwardReqWire),
                                                                            (300 + R) * 4, (300 + R) * 4,
-                                                                           Bp * 300 * 4, R * 8, Bp * C * 4}));
+                                                                           Bp * 300 * 4, R * 8, Bp * C * 4, 2 * G}));
   EXPECT_EQ(capped.batch_token_id_out,
             MessageSize<transport::BatchTokenIdOutMsg>(
                 {R * sizeof(transport::OutputEntry), (300 + 5 * R) * 4, 300 * 4, 300 * 4, R * 256, 300 * 80, 300 * 80}));
