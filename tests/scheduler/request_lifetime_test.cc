@@ -5,7 +5,10 @@
 // breach; at idle it holds no state and the scheduler's account agrees.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <string>
+#include <utility>
 
 #include "tests/scheduler/scheduler_harness.h"
 
@@ -136,6 +139,52 @@ TEST(RequestLifetimeRecord, PenaltyHistoryIsTheCachedPrefixSentOnce) {
   EXPECT_EQ(history, V(longer.begin(), longer.begin() + static_cast<std::ptrdiff_t>(history.size())));
   EXPECT_EQ(fake.live_states(), 0u);
   EXPECT_EQ(s.worker_states(), 0);
+}
+
+// A constrained request's grammar rides with its first sampled step, once, with the position
+// where its output starts; a prefill batch admits new constrained requests only while their
+// grammars fit kMaxBatchGrammarBytes (the first always), so the batch message stays bounded.
+TEST(RequestLifetimeRecord, GrammarsTravelOnceAndABatchCarriesABoundedAmount) {
+  SchedulerConfig c = LifetimeConfig({"normal", false, false});
+  c.chunked_prefill_size = 256;  // room for several 20-token prompts in one prefill batch
+  c.max_prefill_tokens = 256;
+  const FakeWorkerOptions wopt = FakeWorkerFor(c);
+  c.eos_token_ids = {wopt.eos_id};
+  FakeWorker fake(wopt);
+  struct GrammarRecorder final : public Worker {
+    Worker* inner;
+    std::map<uint64_t, std::vector<std::pair<std::string, int32_t>>> grammars;  // rid -> (text, output_begin)
+    size_t largest_batch = 0;
+    Status Forward(const ForwardBatch& batch, ForwardResult* result) override {
+      largest_batch = std::max(largest_batch, batch.grammar_text.size());
+      for (const ForwardReq& f : batch.reqs)
+        if (f.new_state && f.grammar_kind != grammar::GrammarKind::kNone)
+          grammars[f.rid].emplace_back(std::string(batch.grammar_text.data() + f.grammar_offset, f.grammar_len),
+                                       f.output_begin);
+      return inner->Forward(batch, result);
+    }
+  } rec;
+  rec.inner = &fake;
+  Scheduler s(c, &rec, OwnCache(std::make_unique<RadixCache>()), OwnPolicy(std::make_unique<FcfsPolicy>()), nullptr,
+              testing::Detok);
+  const size_t kText = kMaxBatchGrammarBytes * 2 / 5;  // two fit a batch, the third does not
+  for (uint64_t rid = 1; rid <= 5; ++rid) {
+    TokenizedRequest r;
+    r.rid = rid;
+    r.input_ids = Prompt(static_cast<int>(rid), 20);
+    r.sampling.max_new_tokens = 3;
+    r.sampling.ignore_eos = true;
+    r.grammar = {grammar::GrammarKind::kRegex, std::string(kText, static_cast<char>('a' + rid))};
+    s.Submit(r);
+  }
+  ASSERT_TRUE(s.RunUntilIdle(10000).ok());
+  for (uint64_t rid = 1; rid <= 5; ++rid) {
+    ASSERT_EQ(rec.grammars[rid].size(), 1u) << rid;
+    EXPECT_EQ(rec.grammars[rid][0].first, std::string(kText, static_cast<char>('a' + rid))) << rid;
+    EXPECT_EQ(rec.grammars[rid][0].second, 20) << rid;  // the output starts after the 20-token prompt
+  }
+  EXPECT_LE(rec.largest_batch, kMaxBatchGrammarBytes);
+  EXPECT_GE(rec.largest_batch, 2 * kText);  // two did share a batch
 }
 
 // The worker dies mid-run and a new one takes over: requests recompute on it and send their state
