@@ -7,24 +7,13 @@
 #include "core/api/response_format.h"
 #include "core/api/unsupported_fields.h"
 
+#include "core/api/json_type_name.h"
+
 namespace radixserve::api {
 namespace {
 
 using nlohmann::json;
 
-const char* TypeName(const json& v) {
-  switch (v.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::boolean: return "boolean";
-    case json::value_t::string: return "string";
-    case json::value_t::array: return "array";
-    case json::value_t::object: return "object";
-    case json::value_t::number_integer:
-    case json::value_t::number_unsigned: return "integer";
-    case json::value_t::number_float: return "number";
-    default: return "value";
-  }
-}
 
 // Reads typed fields of one JSON object; the first failure is kept in *error and later reads are no-ops.
 class FieldReader {
@@ -46,7 +35,7 @@ class FieldReader {
     return false;
   }
   bool Expected(const char* key, const char* what, const json& got) {
-    return Fail(Name(key), std::string("expected ") + what + ", got " + TypeName(got));
+    return Fail(Name(key), std::string("expected ") + what + ", got " + JsonTypeName(got));
   }
 
   void Bool(const char* key, bool* out) {
@@ -111,7 +100,7 @@ class FieldReader {
     ParseTokenIds(*v, Name(key), max_count, out);
   }
   bool ParseTokenIds(const json& v, const std::string& field, size_t max_count, std::vector<int32_t>* out) {
-    if (!v.is_array()) return Fail(field, std::string("expected an array of token ids, got ") + TypeName(v));
+    if (!v.is_array()) return Fail(field, std::string("expected an array of token ids, got ") + JsonTypeName(v));
     if (v.size() > max_count)
       return Fail(field, "at most " + std::to_string(max_count) + " token ids allowed, got " + std::to_string(v.size()));
     out->clear();
@@ -132,7 +121,7 @@ class FieldReader {
     if (!ok_ || !v) return;
     out->clear();
     auto add = [&](const json& s, const std::string& field) {
-      if (!s.is_string()) return Fail(field, std::string("expected a string, got ") + TypeName(s));
+      if (!s.is_string()) return Fail(field, std::string("expected a string, got ") + JsonTypeName(s));
       const std::string& str = s.get_ref<const std::string&>();
       if (str.empty()) return Fail(field, "stop strings must not be empty");
       if (str.size() > static_cast<size_t>(limits.max_stop_string_bytes))
@@ -202,7 +191,7 @@ bool ParseBody(std::string_view body, const ApiLimits& limits, json* out, ApiErr
     return false;
   }
   if (!out->is_object()) {
-    *error = ApiError::BadRequest("", std::string("request body must be a JSON object, got ") + TypeName(*out));
+    *error = ApiError::BadRequest("", std::string("request body must be a JSON object, got ") + JsonTypeName(*out));
     return false;
   }
   return true;
@@ -282,7 +271,7 @@ void ReadOpenAiCommon(FieldReader& r, const ApiLimits& limits, GenerateRequest* 
     } else {
       auto it = so->find("include_usage");
       if (it != so->end() && !it->is_null()) {
-        if (!it->is_boolean()) r.Fail("stream_options.include_usage", std::string("expected a boolean, got ") + TypeName(*it));
+        if (!it->is_boolean()) r.Fail("stream_options.include_usage", std::string("expected a boolean, got ") + JsonTypeName(*it));
         else req->include_usage = it->get<bool>();
       }
     }
@@ -364,7 +353,7 @@ bool ParseChatCompletionRequest(std::string_view body, const ApiLimits& limits, 
   for (size_t i = 0; i < messages->size(); ++i) {
     const json& m = (*messages)[i];
     std::string field = "messages[" + std::to_string(i) + "]";
-    if (!m.is_object()) return r.Fail(field, std::string("expected an object, got ") + TypeName(m));
+    if (!m.is_object()) return r.Fail(field, std::string("expected an object, got ") + JsonTypeName(m));
     ChatMessage msg;
     auto role = m.find("role");
     if (role == m.end() || !role->is_string()) return r.Fail(field + ".role", "expected a string");
@@ -391,7 +380,7 @@ bool ParseChatCompletionRequest(std::string_view body, const ApiLimits& limits, 
       }
     } else {
       return r.Fail(field + ".content", std::string("expected a string or an array of content parts, got ") +
-                                            TypeName(*content));
+                                            JsonTypeName(*content));
     }
     out->messages.push_back(std::move(msg));
   }

@@ -12,6 +12,8 @@
 
 #include "core/grammar/compile.h"
 
+#include "core/api/json_type_name.h"
+
 namespace radixserve::api {
 namespace {
 
@@ -20,19 +22,6 @@ using grammar::GrammarSpec;
 using nlohmann::json;
 using nlohmann::ordered_json;
 
-const char* TypeName(const json& v) {
-  switch (v.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::boolean: return "boolean";
-    case json::value_t::string: return "string";
-    case json::value_t::array: return "array";
-    case json::value_t::object: return "object";
-    case json::value_t::number_integer:
-    case json::value_t::number_unsigned: return "integer";
-    case json::value_t::number_float: return "number";
-    default: return "value";
-  }
-}
 
 // A member of an object; null counts as absent, as everywhere in the parser.
 const json* Get(const json& obj, const char* key) {
@@ -93,9 +82,9 @@ void ReadSchema(Collector& c, const json& obj, const char* key, bool allow_objec
     path.push_back(key);
     c.Add({field, field, GrammarKind::kJsonSchema, v, v->is_object() ? std::move(path) : std::vector<std::string>{}});
   } else if (allow_object) {
-    c.Fail(field, std::string("expected a JSON schema (an object, or its text as a string), got ") + TypeName(*v));
+    c.Fail(field, std::string("expected a JSON schema (an object, or its text as a string), got ") + JsonTypeName(*v));
   } else {
-    c.Fail(field, std::string("expected a string holding a JSON schema, got ") + TypeName(*v) +
+    c.Fail(field, std::string("expected a string holding a JSON schema, got ") + JsonTypeName(*v) +
                       (v->is_object() ? " (a schema object goes in response_format json_schema or guided_json)" : ""));
   }
 }
@@ -106,7 +95,7 @@ void ReadText(Collector& c, const json& obj, const char* key, GrammarKind kind, 
   if (!c.ok() || !v) return;
   const std::string field = prefix + key;
   if (!v->is_string()) {
-    c.Fail(field, std::string("expected a string, got ") + TypeName(*v));
+    c.Fail(field, std::string("expected a string, got ") + JsonTypeName(*v));
     return;
   }
   c.Add({field, field, kind, v, {}});
@@ -118,7 +107,7 @@ void ReadChoice(Collector& c, const json& obj, const char* key, const std::strin
   if (!c.ok() || !v) return;
   const std::string field = prefix + key;
   if (!v->is_array()) {
-    c.Fail(field, std::string("expected an array of strings, got ") + TypeName(*v));
+    c.Fail(field, std::string("expected an array of strings, got ") + JsonTypeName(*v));
     return;
   }
   if (v->empty()) {
@@ -127,7 +116,7 @@ void ReadChoice(Collector& c, const json& obj, const char* key, const std::strin
   }
   for (size_t i = 0; i < v->size(); ++i)
     if (!(*v)[i].is_string()) {
-      c.Fail(field + "[" + std::to_string(i) + "]", std::string("expected a string, got ") + TypeName((*v)[i]));
+      c.Fail(field + "[" + std::to_string(i) + "]", std::string("expected a string, got ") + JsonTypeName((*v)[i]));
       return;
     }
   c.Add({field, field, GrammarKind::kChoice, v, {}});
@@ -139,7 +128,7 @@ void ReadStructuredOutputs(Collector& c, const json& obj, const std::string& pre
   if (!c.ok() || !so) return;
   const std::string field = prefix + "structured_outputs";
   if (!so->is_object()) {
-    c.Fail(field, std::string("expected an object, got ") + TypeName(*so));
+    c.Fail(field, std::string("expected an object, got ") + JsonTypeName(*so));
     return;
   }
   path.push_back("structured_outputs");
@@ -149,7 +138,7 @@ void ReadStructuredOutputs(Collector& c, const json& obj, const std::string& pre
   ReadText(c, *so, "grammar", GrammarKind::kGbnf, sub);
   ReadChoice(c, *so, "choice", sub);
   if (const json* jo = Get(*so, "json_object"); c.ok() && jo) {
-    if (!jo->is_boolean()) c.Fail(sub + "json_object", std::string("expected a boolean, got ") + TypeName(*jo));
+    if (!jo->is_boolean()) c.Fail(sub + "json_object", std::string("expected a boolean, got ") + JsonTypeName(*jo));
     else if (jo->get<bool>()) c.Add({sub + "json_object", sub + "json_object", GrammarKind::kJsonObject, jo, {}});
   }
   // Options that would change the output; the engine's whitespace between JSON tokens is its own
@@ -187,7 +176,7 @@ void ReadResponseFormat(Collector& c, const json& root) {
   const json* fmt = Get(root, "response_format");
   if (!c.ok() || !fmt) return;
   if (!fmt->is_object()) {
-    c.Fail("response_format", std::string("expected an object, got ") + TypeName(*fmt));
+    c.Fail("response_format", std::string("expected an object, got ") + JsonTypeName(*fmt));
     return;
   }
   const json* type = Get(*fmt, "type");
@@ -196,7 +185,7 @@ void ReadResponseFormat(Collector& c, const json& root) {
     return;
   }
   if (!type->is_string()) {
-    c.Fail("response_format.type", std::string("expected a string, got ") + TypeName(*type));
+    c.Fail("response_format.type", std::string("expected a string, got ") + JsonTypeName(*type));
     return;
   }
   const std::string& t = type->get_ref<const std::string&>();
@@ -216,7 +205,7 @@ void ReadResponseFormat(Collector& c, const json& root) {
     return;
   }
   if (!js->is_object()) {
-    c.Fail("response_format.json_schema", std::string("expected an object, got ") + TypeName(*js));
+    c.Fail("response_format.json_schema", std::string("expected an object, got ") + JsonTypeName(*js));
     return;
   }
   // OpenAI requires the name and restricts its characters; clients that target OpenAI send one.
@@ -226,7 +215,7 @@ void ReadResponseFormat(Collector& c, const json& root) {
     return;
   }
   if (!name->is_string()) {
-    c.Fail("response_format.json_schema.name", std::string("expected a string, got ") + TypeName(*name));
+    c.Fail("response_format.json_schema.name", std::string("expected a string, got ") + JsonTypeName(*name));
     return;
   }
   const std::string& n = name->get_ref<const std::string&>();
@@ -238,11 +227,11 @@ void ReadResponseFormat(Collector& c, const json& root) {
   }
   // strict: the schema is enforced either way (the output is grammatical by construction).
   if (const json* strict = Get(*js, "strict"); strict && !strict->is_boolean()) {
-    c.Fail("response_format.json_schema.strict", std::string("expected a boolean, got ") + TypeName(*strict));
+    c.Fail("response_format.json_schema.strict", std::string("expected a boolean, got ") + JsonTypeName(*strict));
     return;
   }
   if (const json* d = Get(*js, "description"); d && !d->is_string()) {
-    c.Fail("response_format.json_schema.description", std::string("expected a string, got ") + TypeName(*d));
+    c.Fail("response_format.json_schema.description", std::string("expected a string, got ") + JsonTypeName(*d));
     return;
   }
   const json* schema = Get(*js, "schema");
@@ -253,7 +242,7 @@ void ReadResponseFormat(Collector& c, const json& root) {
   if (!schema->is_object()) {
     // `true` is a valid JSON schema (any value) but a client sending it most likely means JSON mode.
     c.Fail("response_format.json_schema.schema",
-           std::string("expected a JSON schema object, got ") + TypeName(*schema) +
+           std::string("expected a JSON schema object, got ") + JsonTypeName(*schema) +
                (schema->is_boolean() ? " (boolean schemas are not accepted; for any JSON object use "
                                        "response_format {\"type\": \"json_object\"})"
                                      : ""));
@@ -319,7 +308,7 @@ bool BuildSpec(std::string_view body, const Constraint& k, const ApiLimits& limi
                         "the schema nests arrays/objects deeper than " + std::to_string(max_depth) + " levels");
         if (parsed.is_discarded()) return c.Fail(k.field, "is not valid JSON (expected a JSON schema as text)");
         if (!parsed.is_object())
-          return c.Fail(k.field, std::string("expected the text of a JSON schema object, got ") + TypeName(parsed));
+          return c.Fail(k.field, std::string("expected the text of a JSON schema object, got ") + JsonTypeName(parsed));
       } else {
         // Re-read the body in document order and take the same value: the parsed body's objects
         // sort their keys, and property order is the order the output follows.
