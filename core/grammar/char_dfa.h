@@ -6,7 +6,10 @@
 // keys, which must match some `patternProperties` regexes and no others and must differ from
 // every listed property name. Over a DFA these are product constructions. So the compiler turns
 // such string constraints into CharDfas (FromRegex reads the ECMAScript subset that regex.h
-// documents, with the same character sets), combines them, and writes the result into the
+// documents, but where ECMAScript and Python's re differ on text a model can write, it follows
+// Python, the reference validator that generated strings must pass: \s includes U+001C..U+001F
+// and U+0085 and not U+FEFF, `.` is anything but \n, `$` may also match before a final \n),
+// combines them, and writes the result into the
 // grammar once, as the JSON text of a string whose decoded content the DFA accepts
 // (EmitJsonString). Plain patterns with nothing to combine go to regex.h's AddRegex instead.
 //
@@ -17,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -51,13 +55,19 @@ class CharDfa {
   // the string when `search` (JSON Schema's `pattern`), else the whole string. Unsupported
   // constructs: Status::Unsupported; malformed patterns: InvalidArgument; more than
   // `max_states` DFA states: ResourceExhausted.
+  // `keep_going` (optional) is polled while states are built; returning false stops the
+  // construction with ResourceExhausted (the compile's deadline). `python_dollar`: `$` also
+  // matches before a final \n, as in Python's re; false: only at the end, as in ECMAScript (a
+  // subset of the strings, and a smaller automaton once a length bound multiplies it).
   static Result<CharDfa> FromRegex(std::string_view pattern, bool search, size_t max_states,
-                                   size_t max_repeat = 10000);
+                                   size_t max_repeat = 10000, const std::function<bool()>& keep_going = {},
+                                   bool python_dollar = true);
 
   enum class Op { kAnd, kOr, kMinus };
   // `minimize` false: trim only (a product with a length counter is nearly minimal already, and
   // minimizing its long chains costs a pass per link).
-  static Result<CharDfa> Combine(const CharDfa& a, const CharDfa& b, Op op, size_t max_states, bool minimize = true);
+  static Result<CharDfa> Combine(const CharDfa& a, const CharDfa& b, Op op, size_t max_states, bool minimize = true,
+                                 const std::function<bool()>& keep_going = {});
   CharDfa Complement() const;
 
   bool IsEmpty() const { return states_.size() == 1 && !states_[0].accept && states_[0].edges.empty(); }
@@ -66,6 +76,10 @@ class CharDfa {
   bool Matches(std::u32string_view s) const;
   // One shortest accepted string (the DFA must not be empty).
   std::u32string Example() const;
+  // The length of the longest accepted string, or -1 when there is no longest (a cycle).
+  int64_t LongestLength() const;
+  // Every accepted string when the language is finite and has at most `max` strings.
+  std::optional<std::vector<std::u32string>> FiniteStrings(size_t max) const;
   const std::vector<State>& states() const { return states_; }
   size_t size() const { return states_.size(); }
 
@@ -75,6 +89,8 @@ class CharDfa {
 
  private:
   void Normalize(bool minimize = true);
+  void Minimize(const std::vector<uint32_t>& keep, const std::vector<char>& live, std::vector<uint32_t>* cls,
+                size_t* count) const;
   std::vector<State> states_;  // start is 0
 };
 
@@ -94,6 +110,9 @@ class JsonStringEmitter {
   GrammarBuilder* b_;
   std::map<CpRanges, Symbol> classes_;
 };
+
+// Edges to `to` on every code point a CharDfa reads (all of Unicode but the surrogates).
+std::vector<CharDfa::Edge> UniverseEdges(uint32_t to);
 
 // UTF-8 to code points; false when `s` is not valid UTF-8.
 bool DecodeUtf8String(std::string_view s, std::u32string* out);

@@ -1,11 +1,14 @@
-// Code-point helpers shared by the text front-ends (regex.cc, gbnf.cc): UTF-8 decoding and
-// encoding, sets of code points as sorted inclusive ranges, and the cheapest grammar spelling of
-// such a set. Internal to core/grammar; not part of its public API.
+// Code-point helpers shared by the text front-ends (regex.cc, gbnf.cc, and any other regex
+// reader of core/grammar): UTF-8 decoding and encoding, sets of code points as sorted inclusive
+// ranges, ECMAScript's class escapes and `.` as sets (EcmaClassEscape, EcmaDotSet), safe display
+// of user text in errors, and the cheapest grammar spelling of a set. Internal to core/grammar;
+// not part of its public API.
 //
 // Thread-safety: pure functions.
 #pragma once
 
 #include <algorithm>
+#include <iterator>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -69,6 +72,90 @@ inline bool RangesContain(const CpRanges& r, uint32_t cp) {
 
 // Drops the surrogates D800..DFFF, which UTF-8 text cannot hold (r normalized).
 inline CpRanges WithoutSurrogates(const CpRanges& r) { return SubtractRange(r, 0xD800, 0xDFFF); }
+
+// Class escapes. JSON Schema says ECMAScript, but validators commonly run Python's `re` (the
+// reference validator does), and the two disagree on some code points. Each escape therefore has
+// two sets: `narrow`, what both engines put in it, used where the escape adds code points (\d,
+// [\d.]); and `wide`, what either engine puts in it, used where it takes code points away (a
+// negated class [^\d]). A generated string then passes both engines; the price is that a few
+// ECMAScript-valid strings (U+FEFF for \s, a Unicode digit for \D, a letter like é for \W) are
+// refused.
+struct ClassEscapeSets {
+  CpRanges narrow, wide;
+};
+
+// Python's \d: Unicode's decimal digits (category Nd, Unicode 14); ECMAScript's is [0-9].
+inline constexpr std::pair<uint32_t, uint32_t> kUnicodeDecimalDigits[] = {
+    {0x30, 0x39},       {0x660, 0x669},     {0x6F0, 0x6F9},     {0x7C0, 0x7C9},     {0x966, 0x96F},
+    {0x9E6, 0x9EF},     {0xA66, 0xA6F},     {0xAE6, 0xAEF},     {0xB66, 0xB6F},     {0xBE6, 0xBEF},
+    {0xC66, 0xC6F},     {0xCE6, 0xCEF},     {0xD66, 0xD6F},     {0xDE6, 0xDEF},     {0xE50, 0xE59},
+    {0xED0, 0xED9},     {0xF20, 0xF29},     {0x1040, 0x1049},   {0x1090, 0x1099},   {0x17E0, 0x17E9},
+    {0x1810, 0x1819},   {0x1946, 0x194F},   {0x19D0, 0x19D9},   {0x1A80, 0x1A89},   {0x1A90, 0x1A99},
+    {0x1B50, 0x1B59},   {0x1BB0, 0x1BB9},   {0x1C40, 0x1C49},   {0x1C50, 0x1C59},   {0xA620, 0xA629},
+    {0xA8D0, 0xA8D9},   {0xA900, 0xA909},   {0xA9D0, 0xA9D9},   {0xA9F0, 0xA9F9},   {0xAA50, 0xAA59},
+    {0xABF0, 0xABF9},   {0xFF10, 0xFF19},   {0x104A0, 0x104A9}, {0x10D30, 0x10D39}, {0x11066, 0x1106F},
+    {0x110F0, 0x110F9}, {0x11136, 0x1113F}, {0x111D0, 0x111D9}, {0x112F0, 0x112F9}, {0x11450, 0x11459},
+    {0x114D0, 0x114D9}, {0x11650, 0x11659}, {0x116C0, 0x116C9}, {0x11730, 0x11739}, {0x118E0, 0x118E9},
+    {0x11950, 0x11959}, {0x11C50, 0x11C59}, {0x11D50, 0x11D59}, {0x11DA0, 0x11DA9}, {0x16A60, 0x16A69},
+    {0x16AC0, 0x16AC9}, {0x16B50, 0x16B59}, {0x1D7CE, 0x1D7FF}, {0x1E140, 0x1E149}, {0x1E2F0, 0x1E2F9},
+    {0x1E950, 0x1E959}, {0x1FBF0, 0x1FBF9}};
+
+// Code points outside \w in both engines. Python's \w takes every Unicode letter and digit, a
+// table of some 700 ranges; instead of it this lists ASCII's non-word characters and the blocks
+// of punctuation, symbols and emoji that hold no letter or digit, so \W refuses other non-ASCII
+// code points (a known gap, in the conservative direction).
+inline constexpr std::pair<uint32_t, uint32_t> kNonWordBoth[] = {
+    {0x00, 0x2F},     {0x3A, 0x40},     {0x5B, 0x5E},     {0x60, 0x60},     {0x7B, 0xA9},
+    {0xAB, 0xB1},     {0xB4, 0xB4},     {0xB6, 0xB8},     {0xBB, 0xBB},     {0xBF, 0xBF},
+    {0xD7, 0xD7},     {0xF7, 0xF7},     {0x1680, 0x1680}, {0x2000, 0x206F}, {0x20A0, 0x20C0},
+    {0x2190, 0x245F}, {0x2500, 0x2775}, {0x2794, 0x2BFF}, {0x3000, 0x3004}, {0x3008, 0x3020},
+    {0xFEFF, 0xFEFF}, {0xFF01, 0xFF0F}, {0x1F300, 0x1FAFF}};
+
+inline CpRanges NormalizedRanges(CpRanges r) {
+  NormalizeRanges(&r);
+  return r;
+}
+template <size_t N>
+inline CpRanges RangesFromTable(const std::pair<uint32_t, uint32_t> (&table)[N]) {
+  return NormalizedRanges(CpRanges(std::begin(table), std::end(table)));
+}
+inline ClassEscapeSets ComplementedEscape(const ClassEscapeSets& e) {
+  return {ComplementRanges(e.wide), ComplementRanges(e.narrow)};
+}
+
+inline ClassEscapeSets DigitEscapeSets() { return {{{'0', '9'}}, RangesFromTable(kUnicodeDecimalDigits)}; }
+inline ClassEscapeSets WordEscapeSets() {
+  return {{{'0', '9'}, {'A', 'Z'}, {'_', '_'}, {'a', 'z'}}, ComplementRanges(RangesFromTable(kNonWordBoth))};
+}
+// \s: ECMAScript's WhiteSpace and LineTerminator (TAB LF VT FF CR SP NBSP ZWNBSP, category Zs, LS
+// PS); Python's lacks ZWNBSP (U+FEFF) and adds U+001C..U+001F and U+0085.
+inline ClassEscapeSets SpaceEscapeSets() {
+  CpRanges both = {{0x09, 0x0D},     {0x20, 0x20},     {0xA0, 0xA0},     {0x1680, 0x1680}, {0x2000, 0x200A},
+                   {0x2028, 0x2029}, {0x202F, 0x202F}, {0x205F, 0x205F}, {0x3000, 0x3000}};
+  CpRanges either = both;
+  either.insert(either.end(), {{0xFEFF, 0xFEFF}, {0x1C, 0x1F}, {0x85, 0x85}});
+  return {NormalizedRanges(both), NormalizedRanges(either)};
+}
+// ECMAScript's `.` without the s flag: any code point but LF, CR, LS and PS (Python's takes
+// more, excluding only LF).
+inline CpRanges EcmaDotSet() {
+  CpRanges all = {{0, kMaxCodepoint}};
+  all = SubtractRange(all, '\n', '\n');
+  all = SubtractRange(all, '\r', '\r');
+  return SubtractRange(all, 0x2028, 0x2029);
+}
+
+// The sets of the class escape \<letter>, letter one of d D w W s S.
+inline ClassEscapeSets EcmaClassEscape(char letter) {
+  switch (letter) {
+    case 'd': return DigitEscapeSets();
+    case 'D': return ComplementedEscape(DigitEscapeSets());
+    case 'w': return WordEscapeSets();
+    case 'W': return ComplementedEscape(WordEscapeSets());
+    case 's': return SpaceEscapeSets();
+    default: return ComplementedEscape(SpaceEscapeSets());  // 'S'
+  }
+}
 
 // Decodes one UTF-8 code point of `s` at `pos` (strictly: no overlong forms, no surrogates, no
 // value past U+10FFFF). Returns its length in bytes, or 0 when the bytes there are not UTF-8.

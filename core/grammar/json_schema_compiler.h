@@ -15,16 +15,19 @@
 //      finally the bags are merged (intersection of types, tightest bounds, properties of all
 //      bags with their value conjunctions) and the grammar of each allowed type is emitted.
 //
-// Files: json_schema.cc (driver, references, expansion, negation, memo), json_schema_types.cc
-// (merging bags, scalars, strings, arrays, enum values), json_schema_object.cc (objects),
-// json_schema_validate.cc (the instance validator), json_schema_numbers.cc (number ranges),
-// json_schema_formats.cc (formats), char_dfa.cc (string automata).
+// Files: json_schema.cc (driver, references, memo), json_schema_expand.cc (expansion,
+// negation), json_schema_types.cc (conjunction bodies, merging bags, scalars, literal values),
+// json_schema_strings.cc (strings and bounded repetition), json_schema_arrays.cc (arrays),
+// json_schema_object.cc (objects), json_schema_validate.cc (the instance validator),
+// json_schema_numbers.cc (number ranges), json_schema_formats.cc (formats), char_dfa.cc and
+// char_dfa_regex.cc (string automata).
 //
 // Thread-compatible: one compiler per compile, on one thread.
 #pragma once
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -139,7 +142,6 @@ struct MergedIr {
   ArrayIr arr;
   std::vector<const Json*> excluded;  // values from `not: {enum}`
   std::string excluded_path;
-  std::string unsat_reason;
 };
 
 class SchemaCompiler {
@@ -151,11 +153,25 @@ class SchemaCompiler {
   // JSON mode.
   Result<Grammar> CompileAnyObject();
 
-  // ---- json_schema.cc
+  JsonStringEmitter& strings() { return *strings_; }
+  NumberEmitter& numbers() { return *numbers_; }
+  // Unsatisfiable places, for the root's error: a cause, or a consequence of the last cause
+  // noted (a required property without values, no branch left).
+  void NoteUnsat(const std::string& reason) {
+    last_unsat_ = reason;
+    ++unsat_notes_;
+  }
+  void NoteUnsatBecause(const std::string& reason) {
+    std::string cause = last_unsat_.size() > 300 ? last_unsat_.substr(0, 300) + "..." : last_unsat_;
+    last_unsat_ = cause.empty() ? reason : reason + " (" + cause + ")";
+    ++unsat_notes_;
+  }
+  size_t unsat_notes() const { return unsat_notes_; }
+
+  // ---- json_schema.cc (and json_schema_expand.cc: Expand, Negate, Probe, Disjoint)
   Status Fail(StatusCode code, const std::string& path, const std::string& what) const;
   static std::string Child(const std::string& path, std::string_view key);
   static std::string Child(const std::string& path, size_t index) { return path + "/" + std::to_string(index); }
-  Draft draft() const { return draft_; }
   // Whether `keyword` is a keyword of this document's draft (the reference validator ignores
   // the others, and so do we).
   bool Active(std::string_view keyword) const;
@@ -169,10 +185,26 @@ class SchemaCompiler {
   Entry LocAt(const Json& ref_node) const;
   // Interns a synthesized schema (equal schemas share one node, which keeps memo keys finite).
   const Json* Synth(Json j);
+  // The internal keywords ($rs-loc, $rs-exclude, ...) only mean something in synthesized
+  // schemas; a schema object of the document that uses one is refused.
+  Status CheckReserved(const Json& node, const std::string& path) const;
   Status Expand(const Entry& e, Atoms* out, int depth);
   Status Negate(const Json& node, const std::string& path, Atoms* out, int depth);
-  // The types a oneOf branch allows (all when unknown), to see whether branches are disjoint.
-  uint8_t OneOfTypes(const Entry& alt, int depth);
+  // What a oneOf branch allows, as far as a quick look tells, to see whether branches are
+  // disjoint (then anyOf is exact): types, listed values, properties pinned to listed values.
+  struct BranchInfo {
+    uint8_t types = kTAll;
+    std::optional<std::vector<const Json*>> values;
+    std::map<std::string, std::vector<const Json*>> prop_values;
+    std::set<std::string> required;
+  };
+  BranchInfo Probe(const Entry& alt, int depth);
+  static bool Disjoint(const BranchInfo& a, const BranchInfo& b);
+  // Makes the oneOf group `g` exact (branch i and not the others) when that stays small.
+  bool ExclusiveOneOf(const Json& list, const std::string& lpath, int depth, Group* g);
+  // Whether `not` of a schema is a few plain keywords (types, values, bounds, counts, required,
+  // properties of such), all the way down: what ExclusiveOneOf relies on.
+  bool CheapNegation(const Json& s, int depth);
   Result<std::optional<Symbol>> CompileEntries(const std::vector<Entry>& entries);
   Result<std::optional<Symbol>> CompileAtoms(const Atoms& atoms, const std::string& name_path);
   void NotEnforced(const std::string& path, const std::string& what);
@@ -187,21 +219,28 @@ class SchemaCompiler {
   // The values, each as its own JSON text (enum / const).
   Result<std::vector<Sequence>> EmitValues(const std::vector<const Json*>& values);
   Result<Sequence> EmitValue(const Json& v);
-  Result<std::optional<Symbol>> EmitString(const StringIr& s, const std::string& path);
-  // The automaton of a string IR's content (lengths, patterns, formats, exclusions).
-  Result<CharDfa> StringDfa(const StringIr& s, const std::string& path);
-  Result<std::optional<Symbol>> EmitArray(const ArrayIr& a, const std::string& path);
   Symbol AnyValue();
+  Symbol AnyNumber();
+  static std::string KeyLiteral(const std::string& key);  // `"key"` as compact JSON
+
+  // ---- json_schema_strings.cc
+  Result<std::optional<Symbol>> EmitString(const StringIr& s, const std::string& path);
+  // The automaton of a string IR's content (lengths, patterns, formats, exclusions). `exact`:
+  // patterns exactly as the reference validator reads them (needed where the automaton is also
+  // complemented: keys); otherwise a positive pattern's `$` matches only at the end (a subset,
+  // never a string the reference refuses, and a smaller product with a length bound).
+  Result<CharDfa> StringDfa(const StringIr& s, const std::string& path, bool exact = false);
+  // A regex as an automaton (search semantics), cached; `exact` as above.
+  Result<const CharDfa*> PatternDfa(const std::string& pattern, const std::string& path, bool exact = true);
+  Symbol PlainString();
+  Symbol StringChar();
   // `item` repeated min..max times (max < 0: unbounded). Bounds past GrammarLimits::max_repeat
   // are spelled in blocks of 64^j items, so maxLength 65535 costs a few hundred symbols, not
   // 65535 rules.
   Symbol Repeat(const Sequence& item, int64_t min, int64_t max, std::string_view name);
-  Symbol PlainString();
-  Symbol StringChar();
-  Symbol AnyNumber();
-  // A regex as an automaton (search semantics), cached.
-  Result<const CharDfa*> PatternDfa(const std::string& pattern, const std::string& path);
-  static std::string KeyLiteral(const std::string& key);  // `"key"` as compact JSON
+
+  // ---- json_schema_arrays.cc
+  Result<std::optional<Symbol>> EmitArray(const ArrayIr& a, const std::string& path);
 
   // ---- json_schema_object.cc
   Result<std::optional<Symbol>> EmitObject(const ObjectIr& o, const std::string& path);
@@ -233,15 +272,20 @@ class SchemaCompiler {
   std::map<std::pair<const Json*, std::string>, size_t> loc_index_;
   std::deque<Json> arena_;                // synthesized schemas (stable addresses)
   std::unordered_map<std::string, const Json*> synth_index_;
+  std::set<const Json*> synth_nodes_;     // every node inside a synthesized schema
 
   struct Memo {
     std::optional<Symbol> symbol;  // nullopt: unsatisfiable
+    std::string unsat_reason;
     bool in_progress = false;
     bool referenced_in_progress = false;
   };
   std::map<std::string, Memo> memo_;
   size_t compiles_ = 0;
-  std::string first_unsat_;  // the first unsatisfiable place met, for the root's error
+  // Why the last conjunction found unsatisfiable is so (for the root's error): "pointer: why",
+  // with the cause it follows from in parentheses.
+  std::string last_unsat_;
+  size_t unsat_notes_ = 0;
 
   std::optional<Symbol> ws_, any_value_, any_object_, plain_string_, string_char_, any_number_;
   std::map<std::string, std::unique_ptr<CharDfa>> pattern_cache_;
@@ -250,15 +294,8 @@ class SchemaCompiler {
   std::unique_ptr<JsonStringEmitter> strings_;
   std::unique_ptr<NumberEmitter> numbers_;
   std::set<std::string> reported_;
+  std::function<bool()> keep_going_;  // the builder's deadline, for the automata
 
-  friend class ObjectEmitter;
- public:
-  JsonStringEmitter& strings() { return *strings_; }
-  NumberEmitter& numbers() { return *numbers_; }
-  const std::string& first_unsat() const { return first_unsat_; }
-  void NoteUnsat(const std::string& reason) {
-    if (first_unsat_.empty()) first_unsat_ = reason;
-  }
 };
 
 }  // namespace radixserve::grammar::internal

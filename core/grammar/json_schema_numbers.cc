@@ -314,6 +314,15 @@ std::optional<Symbol> NumberEmitter::FracDigits(int lo_state, const std::string&
 
 std::optional<Sequence> NumberEmitter::Fraction(int lo_state, const std::string& lo, bool lo_excl, int hi_state,
                                                 const std::string& hi, bool hi_excl, int budget) {
+  if (nonzero_fraction_) {
+    // Above zero: some digit of the fraction is not 0 (and a fraction must be written).
+    if (lo_state < 0) {
+      lo_state = 1;
+      lo_excl = true;
+    } else if (lo.empty()) {
+      lo_excl = true;
+    }
+  }
   const bool absent_ok = EmptyRestOk(lo_state, lo, lo_state >= 0 && lo_excl, hi_state, hi, hi_state >= 0 && hi_excl);
   auto digits = FracDigits(lo_state, lo, lo_excl, hi_state, hi, hi_excl, budget);
   GrammarBuilder& b = *b_;
@@ -340,7 +349,7 @@ std::optional<Symbol> NumberEmitter::Magnitude(const Decimal& lo, bool lo_excl, 
     }
     auto r = IntRange(l.ip, h);
     if (!r) return std::nullopt;
-    if (!options_.integer_point_zero) return r;
+    if (!allow_point_zero_) return r;
     return b.Choice({{*r, PointZero()}}, "int");
   }
   auto lit = [&](const std::string& ip) { return b.Literal(ip.empty() ? "0" : ip); };
@@ -373,6 +382,14 @@ std::optional<Symbol> NumberEmitter::Magnitude(const Decimal& lo, bool lo_excl, 
 std::optional<Symbol> NumberEmitter::Emit(const NumberSpec& spec_in) {
   GrammarBuilder& b = *b_;
   NumberSpec spec = spec_in;
+  if (spec.non_integer && spec.integer) return std::nullopt;
+  struct Restore {
+    bool* flag;
+    bool old;
+    ~Restore() { *flag = old; }
+  } restore_nonzero{&nonzero_fraction_, nonzero_fraction_}, restore_point{&allow_point_zero_, allow_point_zero_};
+  nonzero_fraction_ = spec.non_integer;
+  allow_point_zero_ = spec.point_zero && options_.integer_point_zero;
   if (spec.lo && spec.hi) {
     const int c = Compare(*spec.lo, *spec.hi);
     if (c > 0 || (c == 0 && (spec.lo_excl || spec.hi_excl))) return std::nullopt;
@@ -392,6 +409,7 @@ std::optional<Symbol> NumberEmitter::Emit(const NumberSpec& spec_in) {
       if (a && z && Compare(*a, *z) > 0) return;
       NumberSpec s;
       s.integer = true;
+      s.point_zero = spec.point_zero;
       s.lo = a;
       s.hi = z;
       if (auto sym = Emit(s)) alts.push_back({*sym});
@@ -405,7 +423,7 @@ std::optional<Symbol> NumberEmitter::Emit(const NumberSpec& spec_in) {
     return b.Choice(std::move(alts), "num");
   }
   const Symbol minus = b.Byte('-');
-  if (!spec.integer && !spec.lo && !spec.hi && spec.max_frac_digits < 0) {
+  if (!spec.integer && !spec.non_integer && !spec.lo && !spec.hi && spec.max_frac_digits < 0) {
     // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
     const Symbol digit = b.Bytes(ByteSet::Range('0', '9'));
     const Symbol intpart = b.Choice({b.Literal("0"), {b.Bytes(ByteSet::Range('1', '9')), AnyDigits()}}, "int");
@@ -440,10 +458,11 @@ std::optional<Symbol> NumberEmitter::Emit(const NumberSpec& spec_in) {
     if (auto m = Magnitude(lo, lo_excl, hi, spec.lo_excl, spec.integer, spec.max_frac_digits))
       alts.push_back({minus, *m});
   }
-  // -0 is 0.
-  if (zero_in) {
+  // -0 is 0 (integers only when they may carry a zero fraction: a caller that wants plain
+  // integers wants no -0 either).
+  if (zero_in && !spec.non_integer && (!spec.integer || allow_point_zero_)) {
     Sequence s{minus, b.Byte('0')};
-    if (!spec.integer || options_.integer_point_zero) s.push_back(PointZero());
+    if (!spec.integer || allow_point_zero_) s.push_back(PointZero());
     alts.push_back(std::move(s));
   }
   if (alts.empty()) return std::nullopt;

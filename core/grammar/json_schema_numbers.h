@@ -70,6 +70,12 @@ struct NumberSpec {
   int max_frac_digits = -1;
   // Integral values that are excluded (`not: {enum: [...]}` on integers).
   std::vector<Decimal> excluded;
+  // Values that are not integers only (`not: {type: integer}` on numbers): a non-zero fraction
+  // digit is required.
+  bool non_integer = false;
+  // Whether integral values may also be written 1.0 and -0 (with NumberOptions::
+  // integer_point_zero): not for draft 4's `type: integer`, which refuses 1.0.
+  bool point_zero = true;
 };
 
 struct NumberOptions {
@@ -108,6 +114,8 @@ class NumberEmitter {
   std::map<size_t, Symbol> digits_;
   std::optional<Symbol> any_digits_, point_zero_;
   std::map<std::tuple<int, std::string, bool, int, std::string, bool, int>, std::optional<Symbol>> frac_;
+  bool nonzero_fraction_ = false;  // set while emitting a non_integer spec
+  bool allow_point_zero_ = true;   // the spec's point_zero, while emitting it
 };
 
 }  // namespace radixserve::grammar::internal

@@ -49,7 +49,7 @@ Result<CharDfa> SchemaCompiler::KeyNamesDfa(const std::vector<Entry>& names, con
     if (v->is_string() && DecodeUtf8String(v->get<std::string>(), &s)) ir.str.excluded.push_back(std::move(s));
   }
   if (ir.str.max_len >= 0 && ir.str.min_len > ir.str.max_len) return CharDfa();
-  return StringDfa(ir.str, path);
+  return StringDfa(ir.str, path, /*exact=*/true);
 }
 
 namespace {
@@ -102,11 +102,13 @@ Result<std::optional<Symbol>> SchemaCompiler::EmitObject(const ObjectIr& o, cons
     std::u32string key32;
     DecodeUtf8String(n.key, &key32);
     for (const ObjBag& ob : o.bags) {
+      // A listed key takes its properties schema and every patternProperties schema it
+      // matches; additionalProperties only applies to keys that get neither.
+      bool matched = false;
       if (ob.properties && ob.properties->contains(n.key)) {
         entries.push_back(Entry{&(*ob.properties)[n.key], Child(Child(ob.path, "properties"), n.key)});
-        continue;
+        matched = true;
       }
-      bool matched = false;
       if (ob.pattern_properties) {
         for (const auto& [p, s] : ob.pattern_properties->items()) {
           const std::string ppath = Child(Child(ob.path, "patternProperties"), p);
@@ -114,10 +116,10 @@ Result<std::optional<Symbol>> SchemaCompiler::EmitObject(const ObjectIr& o, cons
           if (d->Matches(key32)) {
             entries.push_back(Entry{&s, ppath});
             matched = true;
+            any_pattern = true;
           }
         }
       }
-      any_pattern |= matched;
       if (!matched && ob.additional) entries.push_back(Entry{ob.additional, Child(ob.path, "additionalProperties")});
     }
     for (const ObjBag& ob : o.bags) {
@@ -137,7 +139,7 @@ Result<std::optional<Symbol>> SchemaCompiler::EmitObject(const ObjectIr& o, cons
     Named& n = named[index[k]];
     n.required = true;
     if (!n.value) {
-      NoteUnsat(p + ": the required property '" + k + "' can have no value");
+      NoteUnsatBecause(p + ": the required property '" + k + "' can have no value");
       return std::optional<Symbol>();
     }
   }
@@ -188,7 +190,7 @@ Result<std::optional<Symbol>> SchemaCompiler::EmitObject(const ObjectIr& o, cons
     CharDfa base = CharDfa::Literals(listed).Complement();
     if (!o.property_names.empty()) {
       RS_ASSIGN_OR_RETURN(CharDfa names, KeyNamesDfa(o.property_names, o.property_names[0].path));
-      auto r = CharDfa::Combine(base, names, CharDfa::Op::kAnd, cap);
+      auto r = CharDfa::Combine(base, names, CharDfa::Op::kAnd, cap, true, keep_going_);
       if (!r.ok()) return Fail(r.status().code(), o.property_names[0].path, r.status().message());
       base = std::move(r).value();
     }
@@ -201,9 +203,9 @@ Result<std::optional<Symbol>> SchemaCompiler::EmitObject(const ObjectIr& o, cons
         classes.push_back({std::move(d), std::move(in)});
         return Status::Ok();
       }
-      auto yes = CharDfa::Combine(d, *patterns[i].dfa, CharDfa::Op::kAnd, cap);
+      auto yes = CharDfa::Combine(d, *patterns[i].dfa, CharDfa::Op::kAnd, cap, true, keep_going_);
       if (!yes.ok()) return Fail(yes.status().code(), patterns[i].value.path, yes.status().message());
-      auto no = CharDfa::Combine(d, *patterns[i].dfa, CharDfa::Op::kMinus, cap);
+      auto no = CharDfa::Combine(d, *patterns[i].dfa, CharDfa::Op::kMinus, cap, true, keep_going_);
       if (!no.ok()) return Fail(no.status().code(), patterns[i].value.path, no.status().message());
       std::vector<bool> with = in;
       with.push_back(true);

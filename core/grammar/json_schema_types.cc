@@ -1,12 +1,11 @@
 // JSON Schema front-end: the body of a compiled conjunction (enum filtering, group splitting,
-// merging bags), and the grammars of scalars, strings, arrays and literal values. Objects are in
-// json_schema_object.cc.
+// merging bags), the grammars of scalars, any value and literal values. Strings, arrays and
+// objects are in files of their own.
 #include <algorithm>
 #include <functional>
 
 #include "core/grammar/json_schema_compiler.h"
 #include "core/grammar/json_schema_formats.h"
-#include "core/grammar/regex.h"
 
 namespace radixserve::grammar::internal {
 
@@ -52,7 +51,9 @@ bool DecodeString(const Json& v, std::u32string* out) { return DecodeUtf8String(
 
 }  // namespace
 
-std::string SchemaCompiler::KeyLiteral(const std::string& key) { return Json(key).dump(); }
+std::string SchemaCompiler::KeyLiteral(const std::string& key) {
+  return Json(key).dump(-1, ' ', false, Json::error_handler_t::replace);
+}
 
 // ---------------------------------------------------------------------------------------------
 // The body of a conjunction.
@@ -84,7 +85,8 @@ Result<std::vector<Sequence>> SchemaCompiler::CompileBody(const Atoms& atoms, co
       if (ok) kept.push_back(v);
     }
     if (kept.empty()) {
-      NoteUnsat(enum_bag->path + ": no value of 'enum' / 'const' passes the other keywords");
+      NoteUnsat(Child(enum_bag->path, Get(*enum_bag->node, "const") ? "const" : "enum") +
+                ": no value of 'enum' / 'const' passes the other keywords");
       return std::vector<Sequence>();
     }
     return EmitValues(kept);
@@ -102,7 +104,7 @@ Result<std::vector<Sequence>> SchemaCompiler::CompileBody(const Atoms& atoms, co
       RS_ASSIGN_OR_RETURN(std::optional<Symbol> s, CompileAtoms(a, alt.empty() ? g.path : alt[0].path));
       if (s) alts.push_back({*s});
     }
-    if (alts.empty()) NoteUnsat(g.path + ": no branch can be satisfied together with the rest of the schema");
+    if (alts.empty()) NoteUnsatBecause(g.path + ": no branch can be satisfied together with the rest of the schema");
     return alts;
   }
   // 3. Merge the bags (a negation no grammar expresses can only be checked against listed values).
@@ -251,7 +253,9 @@ Status SchemaCompiler::ReadBag(const Bag& bag, MergedIr* ir) {
         }
         ir->obj.dep_required.push_back({name, names});
       }
-    } else if (k == "items" || (k == "prefixItems" && !Get(node, "items"))) {
+    } else if (k == "items" || k == "prefixItems") {
+      if (k == "prefixItems" && !v.is_array()) return Fail(StatusCode::kInvalidArgument, kp, "must be an array");
+      if (k == "prefixItems" && Get(node, "items")) continue;  // read with items
       ArrBag ab;
       ab.path = path;
       const Json* prefix = nullptr;
@@ -315,6 +319,7 @@ Status SchemaCompiler::ReadBag(const Bag& bag, MergedIr* ir) {
 
 Result<std::vector<Sequence>> SchemaCompiler::EmitMerged(MergedIr& ir, const std::string& path) {
   GrammarBuilder& b = *b_;
+  const size_t notes_before = unsat_notes();
   uint8_t types = ir.types;
   bool no_true = false, no_false = false;
   std::vector<Decimal> excluded_numbers;
@@ -338,8 +343,8 @@ Result<std::vector<Sequence>> SchemaCompiler::EmitMerged(MergedIr& ir, const std
   if (types & kTNumber) {
     NumberSpec spec = ir.num;
     bool integer = (types & kTNumber) == kTInt;
-    if ((types & kTNumber) == kTFrac)
-      return Fail(StatusCode::kUnsupported, ir.type_path, "a type that allows numbers but not integers is not supported");
+    // Numbers but not integers (from `not: {type: integer}`): a non-zero fraction digit.
+    spec.non_integer = (types & kTNumber) == kTFrac;
     for (const auto& [m, mpath] : ir.multiple_of) {
       const bool one = m.ip == "1" && m.fp.empty();
       const bool power = m.ip.empty() && !m.fp.empty() && m.fp.back() == '1' &&
@@ -356,6 +361,9 @@ Result<std::vector<Sequence>> SchemaCompiler::EmitMerged(MergedIr& ir, const std
     }
     spec.integer = integer;
     if (integer) spec.max_frac_digits = -1;
+    // Draft 4 counts only numbers without a fraction as integers (1.0 is not one); later drafts,
+    // and a number that must be a multiple of 1, take every integral value.
+    spec.point_zero = !(draft_ == Draft::k4 && (types & kTNumber) == kTInt);
     // Excluded values split the range into pieces with exclusive ends.
     std::sort(excluded_numbers.begin(), excluded_numbers.end(),
               [](const Decimal& x, const Decimal& y) { return Compare(x, y) < 0; });
@@ -372,7 +380,7 @@ Result<std::vector<Sequence>> SchemaCompiler::EmitMerged(MergedIr& ir, const std
     }
     bool any = false;
     for (const NumberSpec& p : pieces) {
-      const bool unbounded = !p.lo && !p.hi && p.max_frac_digits < 0 && !p.integer;
+      const bool unbounded = !p.lo && !p.hi && p.max_frac_digits < 0 && !p.integer && !p.non_integer;
       std::optional<Symbol> s = unbounded ? std::optional<Symbol>(AnyNumber()) : numbers_->Emit(p);
       if (s) alts.push_back({*s}), any = true;
     }
@@ -391,109 +399,17 @@ Result<std::vector<Sequence>> SchemaCompiler::EmitMerged(MergedIr& ir, const std
     if (s) alts.push_back({*s});
   }
   if (alts.empty()) {
-    if (types == 0) NoteUnsat((ir.type_path.empty() ? path : ir.type_path) + ": the allowed types do not intersect");
-    else NoteUnsat(path + ": no value satisfies all the keywords");
+    if (types == 0) {
+      NoteUnsat((ir.type_path.empty() ? path : ir.type_path) + ": the allowed types do not intersect");
+    } else if (unsat_notes() == notes_before) {
+      NoteUnsat(path + ": no value satisfies all the keywords");
+    }
   }
   return alts;
 }
 
 // ---------------------------------------------------------------------------------------------
-// Strings.
-
-Symbol SchemaCompiler::StringChar() {
-  if (string_char_) return *string_char_;
-  GrammarBuilder& b = *b_;
-  const Symbol raw = b.CodepointRanges({{0x20, 0x21}, {0x23, 0x5B}, {0x5D, kMaxCodepoint}}, "chr");
-  ByteSet simple;
-  for (char c : std::string("\"\\/bfnrt")) simple.Add(static_cast<uint8_t>(c));
-  ByteSet hex;
-  hex.AddRange('0', '9');
-  hex.AddRange('a', 'f');
-  hex.AddRange('A', 'F');
-  ByteSet not_d = hex;
-  not_d.Remove('d');
-  not_d.Remove('D');
-  ByteSet d;
-  d.Add('d');
-  d.Add('D');
-  ByteSet low_half = ByteSet::Range('0', '7');
-  ByteSet high_sur;  // 8-B
-  for (char c : std::string("89abAB")) high_sur.Add(static_cast<uint8_t>(c));
-  ByteSet low_sur;  // C-F
-  for (char c : std::string("cdefCDEF")) low_sur.Add(static_cast<uint8_t>(c));
-  const Symbol h = b.Bytes(hex);
-  const Symbol u = b.Byte('u');
-  const Symbol bs = b.Byte('\\');
-  // \u: a code point outside the surrogates, or a surrogate pair.
-  const Symbol esc = b.Choice({{b.Bytes(simple)},
-                               {u, b.Bytes(not_d), h, h, h},
-                               {u, b.Bytes(d), b.Bytes(low_half), h, h},
-                               {u, b.Bytes(d), b.Bytes(high_sur), h, h, bs, u, b.Bytes(d), b.Bytes(low_sur), h, h}},
-                              "esc");
-  string_char_ = b.Choice({{raw}, {bs, esc}}, "char");
-  return *string_char_;
-}
-
-Symbol SchemaCompiler::Repeat(const Sequence& item, int64_t min, int64_t max, std::string_view name) {
-  GrammarBuilder& b = *b_;
-  const int64_t cap = static_cast<int64_t>(b.limits().max_repeat);
-  if (min <= cap && max <= cap) return b.Repeat(item, min, max, name);
-  // Blocks: block[j] is exactly 64^j items.
-  constexpr int64_t kBase = 64;
-  std::vector<Symbol> block{item.size() == 1 ? item[0] : b.Choice({item}, name)};
-  auto block_at = [&](size_t j) {
-    while (block.size() <= j) block.push_back(b.Choice({Sequence(kBase, block.back())}, "block"));
-    return block[j];
-  };
-  // Exactly n items: the base-64 digits of n, most significant first.
-  auto exactly = [&](int64_t n) {
-    Sequence seq;
-    std::vector<int64_t> digits;
-    for (int64_t x = n; x > 0; x /= kBase) digits.push_back(x % kBase);
-    for (size_t j = digits.size(); j-- > 0;)
-      for (int64_t d = 0; d < digits[j]; ++d) seq.push_back(block_at(j));
-    return seq;
-  };
-  // below[j]: any count in [0, 64^j - 1].
-  std::vector<Symbol> below{b.Empty()};
-  auto below_at = [&](size_t j) {
-    while (below.size() <= j) {
-      const size_t k = below.size();
-      below.push_back(b.Choice({{b.Repeat({block_at(k - 1)}, 0, kBase - 1, "blocks"), below[k - 1]}}, "below"));
-    }
-    return below[j];
-  };
-  // At most n items: fewer top blocks and anything below, or all of them and at most the rest.
-  std::function<Symbol(int64_t)> up_to = [&](int64_t n) -> Symbol {
-    if (n < kBase) return b.Repeat(item, 0, n, name);
-    size_t m = 0;
-    int64_t p = 1;
-    while (p <= n / kBase) p *= kBase, ++m;
-    const int64_t top = n / p;
-    std::vector<Sequence> alts;
-    alts.push_back({b.Repeat({block_at(m)}, 0, top - 1, "blocks"), below_at(m)});
-    Sequence full(static_cast<size_t>(top), block_at(m));
-    full.push_back(up_to(n % p));
-    alts.push_back(std::move(full));
-    return b.Choice(std::move(alts), "upto");
-  };
-  Sequence seq = exactly(min);
-  if (max < 0) {
-    seq.push_back(b.Star(item, name));
-  } else {
-    seq.push_back(up_to(max - min));
-  }
-  return b.Choice({seq}, name);
-}
-
-Symbol SchemaCompiler::PlainString() {
-  if (!plain_string_) {
-    GrammarBuilder& b = *b_;
-    const Symbol chars = b.Star({StringChar()}, "chars");
-    plain_string_ = b.Choice({{b.Byte('"'), chars, b.Byte('"')}}, "string");
-  }
-  return *plain_string_;
-}
+// Any value.
 
 Symbol SchemaCompiler::AnyNumber() {
   if (!any_number_) any_number_ = *numbers_->Emit(NumberSpec{});
@@ -563,277 +479,6 @@ Symbol SchemaCompiler::AnyValue() {
   return *any_value_;
 }
 
-Result<const CharDfa*> SchemaCompiler::PatternDfa(const std::string& pattern, const std::string& path) {
-  auto it = pattern_cache_.find(pattern);
-  if (it != pattern_cache_.end()) return it->second.get();
-  auto err = pattern_errors_.find(pattern);
-  Status status;
-  if (err == pattern_errors_.end()) {
-    const size_t cap = std::min<size_t>(20000, std::max<size_t>(1000, b_->limits().max_symbols / 50));
-    auto dfa = CharDfa::FromRegex(pattern, /*search=*/true, cap, b_->limits().max_repeat);
-    if (dfa.ok()) {
-      auto p = std::make_unique<CharDfa>(std::move(dfa).value());
-      const CharDfa* out = p.get();
-      pattern_cache_.emplace(pattern, std::move(p));
-      return out;
-    }
-    status = dfa.status();
-    pattern_errors_.emplace(pattern, status);
-  } else {
-    status = err->second;
-  }
-  if (status.code() == StatusCode::kUnsupported)
-    return Fail(StatusCode::kUnsupported, path, "the regex '" + pattern + "' uses an unsupported construct: " + status.message());
-  return Fail(status.code(), path, "the regex '" + pattern + "': " + status.message());
-}
-
-Result<CharDfa> SchemaCompiler::StringDfa(const StringIr& s, const std::string& path) {
-  const size_t cap = std::min<size_t>(50000, std::max<size_t>(1000, b_->limits().max_symbols / 20));
-  CharDfa d = CharDfa::AnyString();
-  auto combine = [&](const CharDfa& other, CharDfa::Op op, const std::string& where, bool minimize = true) -> Status {
-    auto r = CharDfa::Combine(d, other, op, cap, minimize);
-    if (!r.ok())
-      return Fail(r.status().code(), where, "the string constraints together are too large: " + r.status().message());
-    d = std::move(r).value();
-    return Status::Ok();
-  };
-  for (const auto& [p, ppath] : s.patterns) {
-    RS_ASSIGN_OR_RETURN(const CharDfa* pd, PatternDfa(p, ppath));
-    RS_RETURN_IF_ERROR(combine(*pd, CharDfa::Op::kAnd, ppath));
-  }
-  for (const auto& [f, fpath] : s.formats) {
-    const CharDfa* fd = FormatDfa(f);
-    if (!fd) return Fail(StatusCode::kInternal, fpath, "format automaton missing");
-    RS_RETURN_IF_ERROR(combine(*fd, CharDfa::Op::kAnd, fpath));
-  }
-  for (const auto& [p, ppath] : s.not_patterns) {
-    RS_ASSIGN_OR_RETURN(const CharDfa* pd, PatternDfa(p, ppath));
-    RS_RETURN_IF_ERROR(combine(*pd, CharDfa::Op::kMinus, ppath));
-  }
-  for (const auto& [f, fpath] : s.not_formats) {
-    const CharDfa* fd = FormatDfa(f);
-    if (!fd) return Fail(StatusCode::kInternal, fpath, "format automaton missing");
-    RS_RETURN_IF_ERROR(combine(*fd, CharDfa::Op::kMinus, fpath));
-  }
-  if (!s.excluded.empty()) RS_RETURN_IF_ERROR(combine(CharDfa::Literals(s.excluded), CharDfa::Op::kMinus, path));
-  if (s.min_len > 0 || s.max_len >= 0) {
-    if (static_cast<uint64_t>(std::max(s.min_len, s.max_len)) > b_->limits().max_repeat)
-      return Fail(StatusCode::kResourceExhausted, s.len_path,
-                  "a length bound over " + std::to_string(b_->limits().max_repeat) +
-                      " together with a pattern, format or excluded values is over the cap");
-    RS_RETURN_IF_ERROR(combine(CharDfa::Length(s.min_len, s.max_len), CharDfa::Op::kAnd, s.len_path, false));
-  }
-  return d;
-}
-
-Result<std::optional<Symbol>> SchemaCompiler::EmitString(const StringIr& s, const std::string& path) {
-  GrammarBuilder& b = *b_;
-  if (s.max_len >= 0 && s.min_len > s.max_len) {
-    NoteUnsat(s.len_path + ": minLength " + std::to_string(s.min_len) + " is above maxLength " + std::to_string(s.max_len));
-    return std::optional<Symbol>();
-  }
-  const bool automaton = !s.patterns.empty() || !s.formats.empty() || !s.not_patterns.empty() ||
-                         !s.not_formats.empty() || !s.excluded.empty();
-  if (!automaton) {
-    if (s.min_len == 0 && s.max_len < 0) return std::optional<Symbol>(PlainString());
-    const Symbol rep = Repeat({StringChar()}, s.min_len, s.max_len, "chars");
-    return std::optional<Symbol>(b.Choice({{b.Byte('"'), rep, b.Byte('"')}}, "string"));
-  }
-  // The same string constraints (a pattern on many properties) make one rule.
-  std::string key = std::to_string(s.min_len) + "," + std::to_string(s.max_len);
-  for (const auto* list : {&s.patterns, &s.formats, &s.not_patterns, &s.not_formats}) {
-    key += "|";
-    for (const auto& [x, p] : *list) key += std::to_string(x.size()) + ":" + x;
-  }
-  for (const auto& x : s.excluded) {
-    key += "|";
-    for (char32_t c : x) key += std::to_string(static_cast<uint32_t>(c)) + ".";
-  }
-  if (auto it = string_cache_.find(key); it != string_cache_.end()) return it->second;
-  auto dfa = StringDfa(s, path);
-  if (!dfa.ok()) {
-    // A lone pattern our automata cannot read may still be one regex.h compiles.
-    const bool lone = s.patterns.size() == 1 && s.formats.empty() && s.not_patterns.empty() && s.not_formats.empty() &&
-                      s.excluded.empty() && s.min_len == 0 && s.max_len < 0;
-    if (!lone) return dfa.status();
-    auto sym = AddRegex(b, s.patterns[0].first, RegexContext::kJsonString, /*search_semantics=*/true);
-    if (!sym.ok()) return Fail(sym.status().code(), s.patterns[0].second, "'pattern': " + sym.status().message());
-    return std::optional<Symbol>(b.Choice({{b.Byte('"'), *sym, b.Byte('"')}}, "string"));
-  }
-  if (dfa->IsEmpty()) {
-    NoteUnsat(path + ": no string satisfies the pattern, format, length and excluded values together");
-    string_cache_[key] = std::nullopt;
-    return std::optional<Symbol>();
-  }
-  const Symbol sym = strings_->Emit(*dfa, "str");
-  string_cache_[key] = sym;
-  return std::optional<Symbol>(sym);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Arrays.
-
-Result<std::optional<Symbol>> SchemaCompiler::EmitArray(const ArrayIr& a, const std::string& path) {
-  GrammarBuilder& b = *b_;
-  int64_t min = a.min_items, max = a.max_items;
-  if (max >= 0 && min > max) {
-    NoteUnsat(a.items_path + ": minItems " + std::to_string(min) + " is above maxItems " + std::to_string(max));
-    return std::optional<Symbol>();
-  }
-  size_t prefix_len = 0;
-  for (const ArrBag& ab : a.bags) prefix_len = std::max(prefix_len, ab.prefix.size());
-  std::vector<Symbol> positions;
-  for (size_t j = 0; j < prefix_len && (max < 0 || static_cast<int64_t>(j) < max); ++j) {
-    std::vector<Entry> entries;
-    for (const ArrBag& ab : a.bags) {
-      if (j < ab.prefix.size()) entries.push_back(ab.prefix[j]);
-      else if (ab.rest) entries.push_back(*ab.rest);
-    }
-    RS_ASSIGN_OR_RETURN(std::optional<Symbol> s, CompileEntries(entries));
-    if (!s) {
-      max = static_cast<int64_t>(j);  // no array reaches this position
-      break;
-    }
-    positions.push_back(*s);
-  }
-  const int64_t fixed = static_cast<int64_t>(positions.size());
-  std::optional<Symbol> rest;
-  if (fixed == static_cast<int64_t>(prefix_len) && (max < 0 || max > fixed)) {
-    std::vector<Entry> entries;
-    for (const ArrBag& ab : a.bags)
-      if (ab.rest) entries.push_back(*ab.rest);
-    RS_ASSIGN_OR_RETURN(rest, CompileEntries(entries));
-    if (!rest) max = fixed;
-  } else if (max < 0 || max > fixed) {
-    max = fixed;
-  }
-  if (max >= 0 && min > max) {
-    NoteUnsat(path + ": the items allowed cannot make minItems " + std::to_string(min));
-    return std::optional<Symbol>();
-  }
-  // Elements are followed by their whitespace; separators are "," and whitespace.
-  Sequence sep{b.Byte(',')};
-  Ws(&sep);
-  auto element = [&](Symbol s, bool first) {
-    Sequence e = first ? Sequence{} : sep;
-    e.push_back(s);
-    Ws(&e);
-    return e;
-  };
-  if (!a.contains.empty()) {
-    // Some item satisfies `contains`: items before it, that item, items after it, counted.
-    if (a.contains.size() > 1 || prefix_len > 0)
-      return Fail(StatusCode::kUnsupported, a.contains.back().path,
-                  "'contains' together with prefixItems or another 'contains' is not supported");
-    std::vector<Entry> entries{a.contains[0]};
-    for (const ArrBag& ab : a.bags)
-      if (ab.rest) entries.push_back(*ab.rest);
-    RS_ASSIGN_OR_RETURN(std::optional<Symbol> hit, CompileEntries(entries));
-    if (!hit || !rest || max == 0) {
-      NoteUnsat(a.contains[0].path + ": no item can satisfy 'contains'");
-      return std::optional<Symbol>();
-    }
-    const int64_t top = max >= 0 ? max : std::max<int64_t>(min, 1);
-    if (static_cast<uint64_t>(top) > b.limits().max_repeat)
-      return Fail(StatusCode::kResourceExhausted, a.items_path, "item count bound over the cap together with 'contains'");
-    // after[c]: the items after the hit, c items so far; before[c]: still looking.
-    std::vector<std::optional<Symbol>> after(static_cast<size_t>(top) + 1), before(static_cast<size_t>(top) + 1);
-    for (int64_t c = top; c >= 1; --c) {
-      std::vector<Sequence> alts;
-      if (c >= min) alts.push_back({});
-      const int64_t nc = std::min(c + 1, top);
-      if (max < 0 || c < max) {
-        Sequence more = element(*rest, false);
-        if (nc == c) {
-          const uint32_t self = b.NewRule("after");
-          more.push_back(Symbol::Rule(self));
-          alts.push_back(std::move(more));
-          for (auto& s : alts) b.AddAlternative(self, std::move(s));
-          after[c] = Symbol::Rule(self);
-          continue;
-        }
-        if (after[nc]) more.push_back(*after[nc]), alts.push_back(std::move(more));
-      }
-      if (!alts.empty()) after[c] = b.Choice(std::move(alts), "after");
-    }
-    for (int64_t c = (max >= 0 ? max - 1 : top); c >= 0; --c) {
-      const int64_t nc = std::min(c + 1, top);
-      std::vector<Sequence> alts;
-      if (after[nc]) {
-        Sequence take = element(*hit, c == 0);
-        take.push_back(*after[nc]);
-        alts.push_back(std::move(take));
-      }
-      if (nc == c) {
-        const uint32_t self = b.NewRule("before");
-        Sequence more = element(*rest, c == 0);
-        more.push_back(Symbol::Rule(self));
-        alts.push_back(std::move(more));
-        for (auto& s : alts) b.AddAlternative(self, std::move(s));
-        before[c] = Symbol::Rule(self);
-        continue;
-      }
-      if (before[nc] && (max < 0 || nc < max)) {
-        Sequence more = element(*rest, c == 0);
-        more.push_back(*before[nc]);
-        alts.push_back(std::move(more));
-      }
-      if (!alts.empty()) before[c] = b.Choice(std::move(alts), "before");
-    }
-    if (!before[0]) {
-      NoteUnsat(a.contains[0].path + ": no array satisfies 'contains' with the item counts");
-      return std::optional<Symbol>();
-    }
-    Sequence open{b.Byte('[')};
-    Ws(&open);
-    open.push_back(*before[0]);
-    open.push_back(b.Byte(']'));
-    return std::optional<Symbol>(b.Choice({open}, "array"));
-  }
-  // tail: the elements after the fixed positions.
-  std::optional<Symbol> tail;
-  const int64_t rmin = std::max<int64_t>(0, min - fixed);
-  const int64_t rmax = max < 0 ? -1 : max - fixed;
-  if (rest && rmax != 0) {
-    if (fixed > 0) {
-      tail = Repeat(element(*rest, false), rmin, rmax, "items");
-    } else {
-      // The first element has no separator.
-      Sequence first = element(*rest, true);
-      const Symbol more = Repeat(element(*rest, false), std::max<int64_t>(0, rmin - 1), rmax < 0 ? -1 : rmax - 1, "items");
-      first.push_back(more);
-      tail = rmin == 0 ? b.Optional(first, "items") : b.Choice({first}, "items");
-    }
-  }
-  // Positions from the last to the first: T_j = (end, if j >= min) | element_j T_{j+1}.
-  enum class Cont { kImpossible, kEmpty, kSymbol };
-  Cont cont = tail ? Cont::kSymbol : (rmin == 0 ? Cont::kEmpty : Cont::kImpossible);
-  std::optional<Symbol> next = tail;
-  for (int64_t j = fixed - 1; j >= 0; --j) {
-    std::vector<Sequence> alts;
-    if (j >= min) alts.push_back({});
-    if (cont != Cont::kImpossible) {
-      Sequence take = element(positions[static_cast<size_t>(j)], j == 0);
-      if (cont == Cont::kSymbol) take.push_back(*next);
-      alts.push_back(std::move(take));
-    }
-    if (alts.empty()) {
-      cont = Cont::kImpossible;
-      continue;
-    }
-    next = b.Choice(std::move(alts), "items");
-    cont = Cont::kSymbol;
-  }
-  if (cont == Cont::kImpossible) {
-    NoteUnsat(path + ": the items allowed cannot make minItems " + std::to_string(min));
-    return std::optional<Symbol>();
-  }
-  Sequence open{b.Byte('[')};
-  Ws(&open);
-  if (cont == Cont::kSymbol) open.push_back(*next);
-  open.push_back(b.Byte(']'));
-  return std::optional<Symbol>(b.Choice({open}, "array"));
-}
 
 // ---------------------------------------------------------------------------------------------
 // Literal values (enum / const).
@@ -862,9 +507,13 @@ Result<Sequence> SchemaCompiler::EmitValue(const Json& v) {
   if (v.is_number()) {
     auto d = Decimal::FromJson(v);
     if (!d) return Status::InvalidArgument(": a number in 'enum' / 'const' is not finite");
-    // Every spelling of the value without an exponent: 2, 2.0, 2.00 (the validator compares values).
+    // The spellings of the value without an exponent: 1.5, 1.50; an integral value as an
+    // integer (2, and 2.0 only where integers may carry a zero fraction: in draft 4, 2.0 would
+    // fail a `type: integer` next to the enum).
     NumberSpec spec;
     spec.lo = spec.hi = *d;
+    spec.integer = d->IsInteger();
+    spec.point_zero = draft_ != Draft::k4;
     auto s = numbers_->Emit(spec);
     if (!s) return Status::Internal(": no text for a number");
     return Sequence{*s};

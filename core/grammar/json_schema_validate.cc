@@ -100,6 +100,7 @@ Result<bool> SchemaCompiler::Validate(const Json& schema, const std::string& pat
   if (depth > 200) return Fail(StatusCode::kResourceExhausted, path, "validation nests more than 200 deep");
   if (schema.is_boolean()) return schema.get<bool>();
   if (!schema.is_object()) return Fail(StatusCode::kInvalidArgument, path, "a schema must be an object or a boolean");
+  RS_RETURN_IF_ERROR(CheckReserved(schema, path));
   if (schema.contains("$rs-loc")) {
     const Entry e = LocAt(schema);
     return Validate(*e.node, e.path, inst, depth + 1);
@@ -115,6 +116,9 @@ Result<bool> SchemaCompiler::Validate(const Json& schema, const std::string& pat
   }
   RS_ASSIGN_OR_RETURN(bool local, ValidateLocal(schema, path, inst, depth));
   if (!local) return false;
+  for (const char* k : {"allOf", "anyOf", "oneOf"})
+    if (const Json* list = Get(schema, k); list && !list->is_array())
+      return Fail(StatusCode::kInvalidArgument, Child(path, k), "must be an array");
   if (const Json* all = Get(schema, "allOf")) {
     for (size_t i = 0; i < all->size(); ++i) {
       RS_ASSIGN_OR_RETURN(bool ok, Validate((*all)[i], Child(Child(path, "allOf"), i), inst, depth + 1));
@@ -187,7 +191,7 @@ Result<bool> SchemaCompiler::Validate(const Json& schema, const std::string& pat
                 if (t.ok()) collect(*t->node, t->path, d + 1, keys, all);
               }
             for (const char* k : {"allOf", "anyOf", "oneOf"})
-              if (const Json* list = Get(s, k))
+              if (const Json* list = Get(s, k); list && list->is_array())
                 for (size_t i = 0; i < list->size(); ++i) {
                   auto ok = Validate((*list)[i], p, inst, depth + 1);
                   if (ok.ok() && *ok) collect((*list)[i], p, d + 1, keys, all);
@@ -209,7 +213,10 @@ Result<bool> SchemaCompiler::Validate(const Json& schema, const std::string& pat
 
 Result<bool> SchemaCompiler::ValidateLocal(const Json& s, const std::string& path, const Json& inst, int depth) {
   if (!s.is_object()) return Validate(s, path, inst, depth + 1);
-  const uint8_t t = TypeOf(inst);
+  RS_RETURN_IF_ERROR(CheckReserved(s, path));
+  uint8_t t = TypeOf(inst);
+  // Draft 4: a number written with a fraction (1.0) is not an integer.
+  if (draft_ == Draft::k4 && inst.is_number_float()) t = kTFrac;
   for (const auto& [k, v] : s.items()) {
     if (!Active(k)) continue;
     const std::string kp = Child(path, k);
@@ -288,6 +295,7 @@ Result<bool> SchemaCompiler::ValidateLocal(const Json& s, const std::string& pat
       }
       if (failed) return false;
     } else if (inst.is_object() && k == "properties") {
+      if (!v.is_object()) return Fail(StatusCode::kInvalidArgument, kp, "must be an object");
       for (const auto& [name, sub] : v.items()) {
         auto it = inst.find(name);
         if (it == inst.end()) continue;
@@ -299,6 +307,8 @@ Result<bool> SchemaCompiler::ValidateLocal(const Json& s, const std::string& pat
         // Both keywords together, once.
         const Json* pp = Get(s, "patternProperties");
         const Json* props = Get(s, "properties");
+        if ((pp && !pp->is_object()) || (props && !props->is_object()))
+          return Fail(StatusCode::kInvalidArgument, kp, "properties and patternProperties must be objects");
         const Json* add = Get(s, "additionalProperties");
         for (const auto& [name, val] : inst.items()) {
           bool matched = false;
@@ -329,9 +339,11 @@ Result<bool> SchemaCompiler::ValidateLocal(const Json& s, const std::string& pat
         if (!ok) return false;
       }
     } else if (inst.is_object() && (k == "minProperties" || k == "maxProperties")) {
+      if (!IsNumber(v)) return Fail(StatusCode::kInvalidArgument, kp, "must be a number");
       const double n = static_cast<double>(inst.size());
       if (k == "minProperties" ? n < v.get<double>() : n > v.get<double>()) return false;
     } else if (inst.is_object() && (k == "dependentRequired" || k == "dependencies")) {
+      if (!v.is_object()) return Fail(StatusCode::kInvalidArgument, kp, "must be an object");
       for (const auto& [name, deps] : v.items()) {
         if (!deps.is_array() || !inst.contains(name)) continue;
         for (const auto& d : deps)
@@ -350,6 +362,7 @@ Result<bool> SchemaCompiler::ValidateLocal(const Json& s, const std::string& pat
         prefix = Get(s, "prefixItems"), prefix_path = Child(path, "prefixItems");
         rest = items, rest_path = Child(path, "items");
       }
+      if (prefix && !prefix->is_array()) return Fail(StatusCode::kInvalidArgument, prefix_path, "must be an array");
       for (size_t i = 0; i < inst.size(); ++i) {
         if (prefix && i < prefix->size()) {
           RS_ASSIGN_OR_RETURN(bool ok, Validate((*prefix)[i], Child(prefix_path, i), inst[i], depth + 1));
@@ -360,6 +373,7 @@ Result<bool> SchemaCompiler::ValidateLocal(const Json& s, const std::string& pat
         }
       }
     } else if (inst.is_array() && (k == "minItems" || k == "maxItems")) {
+      if (!IsNumber(v)) return Fail(StatusCode::kInvalidArgument, kp, "must be a number");
       const double n = static_cast<double>(inst.size());
       if (k == "minItems" ? n < v.get<double>() : n > v.get<double>()) return false;
     } else if (inst.is_array() && k == "uniqueItems") {
@@ -367,7 +381,7 @@ Result<bool> SchemaCompiler::ValidateLocal(const Json& s, const std::string& pat
         for (size_t i = 0; i < inst.size(); ++i)
           for (size_t j = i + 1; j < inst.size(); ++j)
             if (JsonEqual(inst[i], inst[j])) return false;
-    } else if (inst.is_array() && k == "contains") {
+    } else if (inst.is_array() && (k == "contains" || k == "$rs-contains")) {
       int64_t n = 0;
       for (const auto& x : inst) {
         RS_ASSIGN_OR_RETURN(bool ok, Validate(v, kp, x, depth + 1));
@@ -383,7 +397,7 @@ Result<bool> SchemaCompiler::ValidateLocal(const Json& s, const std::string& pat
       if (items && !items->is_array()) continue;  // every item evaluated
       size_t covered = 0;
       if (items && items->is_array()) covered = Get(s, "additionalItems") ? inst.size() : items->size();
-      if (const Json* p = Get(s, "prefixItems")) covered = std::max(covered, p->size());
+      if (const Json* p = Get(s, "prefixItems"); p && p->is_array()) covered = std::max(covered, p->size());
       for (size_t i = covered; i < inst.size(); ++i) {
         RS_ASSIGN_OR_RETURN(bool ok, Validate(v, kp, inst[i], depth + 1));
         if (!ok) return false;

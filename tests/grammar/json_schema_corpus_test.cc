@@ -169,6 +169,21 @@ Json Reorder(const Json& root, const std::vector<const Json*>& schemas, const Js
   return v;
 }
 
+// Whether some array in `v` holds two equal items.
+bool HasRepeatedItem(const Json& v) {
+  if (v.is_array()) {
+    for (size_t i = 0; i < v.size(); ++i)
+      for (size_t j = i + 1; j < v.size(); ++j)
+        if (v[i] == v[j]) return true;
+    for (const auto& x : v)
+      if (HasRepeatedItem(x)) return true;
+  }
+  if (v.is_object())
+    for (const auto& [k, x] : v.items())
+      if (HasRepeatedItem(x)) return true;
+  return false;
+}
+
 struct FamilyStats {
   int schemas = 0, compiled = 0;
   int valid = 0, valid_accepted = 0, valid_order = 0, valid_bug = 0;
@@ -251,10 +266,19 @@ TEST(JsonSchemaCorpus, MeetsTheBar) {
           continue;
         }
       }
-      if (!report.not_enforced.empty()) {
+      // A documented gap explains the acceptance only if the instance can break it: uniqueItems
+      // only with a repeated item somewhere, a format only with a string.
+      std::set<std::string> kws;
+      const Json parsed = Json::parse(text);
+      for (const auto& ne : report.not_enforced) {
+        const std::string k = RefusedKeyword(ne);
+        if (k == "uniqueItems" && !HasRepeatedItem(parsed)) continue;
+        // Keywords of another draft: the reference validator ignores them as well.
+        if (ne.find("is not a keyword of the schema's draft") != std::string::npos) continue;
+        kws.insert(k);
+      }
+      if (!kws.empty()) {
         ++f.invalid_not_enforced;
-        std::set<std::string> kws;
-        for (const auto& ne : report.not_enforced) kws.insert(RefusedKeyword(ne));
         for (const auto& k : kws) ++not_enforced_by_keyword[k];
         if (verbose) printf("not enforced %s: %s\n", id.c_str(), text.substr(0, 200).c_str());
         continue;
