@@ -496,16 +496,6 @@ TEST(UnsupportedFields, NativeGenerateIsNotChecked) {
 
 // ---- Through the request parsers and the real compiler ---------------------------------------
 
-// While the grammar engine is being written its JSON front-ends are placeholders that refuse
-// every spec ("placeholder" / "not built yet"); the JSON cases need the real ones and skip until then.
-bool JsonCompilerBuilt() {
-  for (const GrammarSpec& spec : {Spec(GrammarKind::kJsonObject, ""), Spec(GrammarKind::kJsonSchema, R"({"type":"string"})")}) {
-    Result<grammar::Grammar> g = grammar::CompileSpec(spec);
-    if (!g.ok() && (g.status().message() == "placeholder" || g.status().message() == "not built yet")) return false;
-  }
-  return true;
-}
-
 TEST(StructuredOutputCompiled, ParsersCarryTheValidatedSpec) {
   GenerateRequest r;
   ApiError e;
@@ -528,7 +518,6 @@ TEST(StructuredOutputCompiled, ParsersCarryTheValidatedSpec) {
 }
 
 TEST(StructuredOutputCompiled, JsonSpecsCarried) {
-  if (!JsonCompilerBuilt()) GTEST_SKIP() << "the JSON front-ends of grammar::CompileSpec are still placeholders";
   const std::string schema = kSchema;
   GenerateRequest r;
   ApiError e;
@@ -574,7 +563,6 @@ TEST(StructuredOutputCompiled, CompileErrorsAre400sNamingTheField) {
 }
 
 TEST(StructuredOutputCompiled, SchemaErrorsPointIntoTheSchema) {
-  if (!JsonCompilerBuilt()) GTEST_SKIP() << "the JSON front-ends of grammar::CompileSpec are still placeholders";
   GenerateRequest r;
   ApiError e;
   // Unsatisfiable: minLength > maxLength at /properties/name.
