@@ -18,7 +18,7 @@
 // prompts' prefill. The table shows the median run of each mode and their ratio.
 //
 //   constrained_decode_bench [--type q4_0] [--threads 2] [--tokens 128] [--rounds 3]
-//                            [--batches 1,16] [--schema records|strings] [--vocab PATH] [--dir /tmp]
+//                            [--batches 1,16] [--schema records|strings] [--overlap 1|0] [--vocab PATH] [--dir /tmp]
 //                            [--model PATH]
 //
 // --model measures an existing GGUF (it must carry a tokenizer) instead of generating one.
@@ -101,7 +101,7 @@ struct RunResult {
 // The engine as the scheduler and worker nodes build it, in one process.
 class Engine {
  public:
-  static Result<std::unique_ptr<Engine>> Create(const std::string& model_path, int threads) {
+  static Result<std::unique_ptr<Engine>> Create(const std::string& model_path, int threads, bool overlap) {
     auto e = std::unique_ptr<Engine>(new Engine());
     RS_ASSIGN_OR_RETURN(auto file, gguf::GgufFile::Open(model_path));
     std::shared_ptr<const gguf::GgufFile> shared(std::move(file));
@@ -114,6 +114,7 @@ class Engine {
 
     // The scheduler node's config: defaults, its context rule, and EOS from the tokenizer.
     sched::SchedulerConfig c;
+    c.overlap = overlap;
     c.max_req_len = e->context_ + 1;
     c.vocab_size = e->tokenizer_->vocab_size();
     for (int32_t id = 0; id < e->tokenizer_->vocab_size(); ++id)
@@ -244,6 +245,7 @@ int Main(int argc, char** argv) {
   std::string type = "q4_0", vocab = std::string(RADIXSERVE_SHARED_DIR) + "/vocab/ggml-vocab-llama-spm.gguf";
   std::string dir = std::filesystem::temp_directory_path().string(), model_path, batches = "1,16";
   std::string grammar_choice = "records";
+  bool overlap = true;
   int threads = 2, tokens = 128, rounds = 3;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i], v = argv[i + 1];
@@ -256,6 +258,7 @@ int Main(int argc, char** argv) {
     else if (k == "--dir") dir = v;
     else if (k == "--model") model_path = v;
     else if (k == "--schema") grammar_choice = v;
+    else if (k == "--overlap") overlap = v != "0";
     else {
       std::fprintf(stderr, "unknown option %s\n", k.c_str());
       return 2;
@@ -264,7 +267,7 @@ int Main(int argc, char** argv) {
   if (argc % 2 == 0 || (grammar_choice != "records" && grammar_choice != "strings")) {
     std::fprintf(stderr,
                  "usage: constrained_decode_bench [--type q4_0] [--threads 2] [--tokens 128] [--rounds 3] "
-                 "[--batches 1,16] [--schema records|strings] [--vocab PATH] [--dir DIR] [--model PATH]\n");
+                 "[--batches 1,16] [--schema records|strings] [--overlap 1|0] [--vocab PATH] [--dir DIR] [--model PATH]\n");
     return 2;
   }
 
@@ -293,7 +296,7 @@ int Main(int argc, char** argv) {
     }
   } cleanup{generated};
 
-  auto engine = Engine::Create(model_path, threads);
+  auto engine = Engine::Create(model_path, threads, overlap);
   if (!engine.ok()) return Fail("loading the engine", engine.status());
   Engine& e = **engine;
   const grammar::GrammarSpec none{};
@@ -314,7 +317,8 @@ int Main(int argc, char** argv) {
   const std::string cpu = CpuModel();
   std::printf("CPU: %s; %d compute threads; served context %d; %d new tokens per sequence; %d rounds\n", cpu.c_str(),
               threads, e.context(), tokens, rounds);
-  std::printf("driven through the in-process Scheduler (overlap loop, lpm, radix) + ModelWorker\n");
+  std::printf("driven through the in-process Scheduler (%s loop, lpm, radix) + ModelWorker\n",
+              overlap ? "overlap" : "normal");
   std::fflush(stdout);
 
   struct Row {
