@@ -39,20 +39,6 @@ double Percentile(std::vector<double>& v, double q) {
   return v[k];
 }
 
-// The ids of `text` as generated output (a SentencePiece space prefix comes off the first token).
-std::vector<int32_t> OutputIds(const rs::Tokenizer& tok, const rs::grammar::TokenVocab& v, const std::string& text) {
-  std::vector<int32_t> ids = tok.Encode(text, false, false);
-  if (ids.empty() || v.piece(ids[0]).empty() || v.piece(ids[0])[0] != ' ' || text.empty() || text[0] == ' ')
-    return ids;
-  const std::string first(v.piece(ids[0]).substr(1));
-  std::vector<int32_t> head = tok.Encode("\n" + first, false, false);
-  size_t k = 0;
-  while (k < head.size() && v.piece(head[k]) != "\n") ++k;
-  std::vector<int32_t> out(head.begin() + std::min(k + 1, head.size()), head.end());
-  out.insert(out.end(), ids.begin() + 1, ids.end());
-  return out;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -109,7 +95,7 @@ int main(int argc, char** argv) {
       ++compiled;
       for (const auto& inst : c["valid"]) {
         const std::string text = inst.get<std::string>();
-        const std::vector<int32_t> ids = OutputIds(**tok, *vocab, text);
+        const std::vector<int32_t> ids = rs::grammar::EncodeAsOutput(**tok, text);
         rs::grammar::GrammarMatcher m(cg);
         ++instances;
         bool ok = true;

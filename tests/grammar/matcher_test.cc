@@ -72,25 +72,10 @@ void ExpectMaskIsExact(GrammarMatcher& m, const TokenVocab& v, const std::string
   EXPECT_GT(allowed, 0) << where;
 }
 
-// The tokenizer's ids for `text` as generated output: a SentencePiece vocabulary's space prefix
-// (added at the start of a text, not in the middle of an output) comes off the first token.
-std::vector<int32_t> OutputIds(const Loaded& l, const std::string& text) {
-  std::vector<int32_t> ids = l.tokenizer->Encode(text, /*add_special=*/false, /*parse_special=*/false);
-  if (ids.empty() || l.vocab->piece(ids[0]).empty() || l.vocab->piece(ids[0])[0] != ' ' || text[0] == ' ') return ids;
-  const std::string first(l.vocab->piece(ids[0]).substr(1));
-  std::vector<int32_t> head = l.tokenizer->Encode("\n" + first, false, false);
-  // "\n" + first encodes as [space prefix?] [newline] [first's ids]: keep what follows the newline.
-  size_t k = 0;
-  while (k < head.size() && l.vocab->piece(head[k]) != "\n") ++k;
-  std::vector<int32_t> out(head.begin() + std::min(k + 1, head.size()), head.end());
-  out.insert(out.end(), ids.begin() + 1, ids.end());
-  return out;
-}
-
 // Feeds `text` as the tokenizer tokenizes it, checking the mask at every step.
 void WalkText(const std::shared_ptr<const CompiledGrammar>& g, const Loaded& l, const std::string& text) {
   GrammarMatcher m(g);
-  std::vector<int32_t> ids = OutputIds(l, text);
+  std::vector<int32_t> ids = EncodeAsOutput(*l.tokenizer, text);
   std::string prefix;
   for (int32_t id : ids) {
     ExpectMaskIsExact(m, *l.vocab, "after '" + prefix + "'");
@@ -137,7 +122,7 @@ TEST(GrammarMatcher, SharedGbnfGrammarsMatchTokenByToken) {
     WalkText(g, l, good);
     GrammarMatcher m(g);
     bool refused = false;
-    for (int32_t id : OutputIds(l, bad))
+    for (int32_t id : EncodeAsOutput(*l.tokenizer, bad))
       if (!m.AcceptToken(id)) {
         refused = true;
         break;

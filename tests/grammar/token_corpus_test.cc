@@ -28,19 +28,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-std::vector<int32_t> OutputIds(const Tokenizer& tok, const TokenVocab& v, const std::string& text) {
-  std::vector<int32_t> ids = tok.Encode(text, false, false);
-  if (ids.empty() || v.piece(ids[0]).empty() || v.piece(ids[0])[0] != ' ' || text.empty() || text[0] == ' ')
-    return ids;
-  const std::string first(v.piece(ids[0]).substr(1));
-  std::vector<int32_t> head = tok.Encode("\n" + first, false, false);
-  size_t k = 0;
-  while (k < head.size() && v.piece(head[k]) != "\n") ++k;
-  std::vector<int32_t> out(head.begin() + std::min(k + 1, head.size()), head.end());
-  out.insert(out.end(), ids.begin() + 1, ids.end());
-  return out;
-}
-
 bool AcceptsTokens(const std::shared_ptr<const CompiledGrammar>& g, const std::vector<int32_t>& ids) {
   GrammarMatcher m(g);
   for (int32_t id : ids)
@@ -77,7 +64,7 @@ TEST_P(TokenCorpus, ValidInstancesWalkTokenByTokenAndEveryVerdictMatchesTheBytes
     for (const auto& inst : c["valid"]) {
       const std::string text = inst.get<std::string>();
       ++valid;
-      const bool tokens = AcceptsTokens(strict, OutputIds(**tok, *vocab, text));
+      const bool tokens = AcceptsTokens(strict, EncodeAsOutput(**tok, text));
       EXPECT_EQ(tokens, AcceptsBytes(strict, text)) << id << ": " << text;
       if (tokens) {
         ++accepted;
@@ -99,7 +86,7 @@ TEST_P(TokenCorpus, ValidInstancesWalkTokenByTokenAndEveryVerdictMatchesTheBytes
     for (const auto& inst : c["invalid"]) {
       const std::string text = inst.get<std::string>();
       ++invalid;
-      const bool tokens = AcceptsTokens(strict, OutputIds(**tok, *vocab, text));
+      const bool tokens = AcceptsTokens(strict, EncodeAsOutput(**tok, text));
       EXPECT_EQ(tokens, AcceptsBytes(strict, text)) << id << ": " << text;
       invalid_refused += !tokens;
     }
