@@ -64,6 +64,19 @@ enum TypeBits : uint8_t {
   kTAll = 127,
 };
 
+// The bits of one JSON Schema type name; 0 for a name that is not one.
+inline uint8_t TypeBitsOf(const std::string& name) {
+  if (name == "null") return kTNull;
+  if (name == "boolean") return kTBool;
+  if (name == "object") return kTObject;
+  if (name == "array") return kTArray;
+  if (name == "string") return kTString;
+  if (name == "integer") return kTInt;
+  if (name == "number") return kTNumber;
+  if (name == "$rs-fraction") return kTFrac;
+  return 0;
+}
+
 struct Entry {
   const Json* node;
   std::string path;

@@ -365,17 +365,7 @@ Status SchemaCompiler::NegateKeywords(const Json& node, const std::string& path,
     if (!Active(k)) continue;
     if (k == "type") {
       uint8_t m = 0;
-      auto add = [&](const Json& t) {
-        const std::string s = t.is_string() ? t.get<std::string>() : "";
-        if (s == "null") m |= kTNull;
-        else if (s == "boolean") m |= kTBool;
-        else if (s == "object") m |= kTObject;
-        else if (s == "array") m |= kTArray;
-        else if (s == "string") m |= kTString;
-        else if (s == "integer") m |= kTInt;
-        else if (s == "number") m |= kTNumber;
-        else if (s == "$rs-fraction") m |= kTFrac;
-      };
+      auto add = [&](const Json& t) { m |= TypeBitsOf(t.is_string() ? t.get<std::string>() : ""); };
       if (v.is_array()) {
         for (const auto& t : v) add(t);
       } else {

@@ -28,15 +28,9 @@ Result<uint8_t> TypeMask(const SchemaCompiler& c, const Json& v, const std::stri
   auto add = [&](const Json& t) -> Status {
     if (!t.is_string()) return c.Fail(StatusCode::kInvalidArgument, path, "type names must be strings");
     const std::string s = t.get<std::string>();
-    if (s == "null") m |= kTNull;
-    else if (s == "boolean") m |= kTBool;
-    else if (s == "object") m |= kTObject;
-    else if (s == "array") m |= kTArray;
-    else if (s == "string") m |= kTString;
-    else if (s == "integer") m |= kTInt;
-    else if (s == "number") m |= kTNumber;
-    else if (s == "$rs-fraction") m |= kTFrac;
-    else return c.Fail(StatusCode::kInvalidArgument, path, "unknown type '" + s + "'");
+    const uint8_t bits = TypeBitsOf(s);
+    if (bits == 0) return c.Fail(StatusCode::kInvalidArgument, path, "unknown type '" + s + "'");
+    m |= bits;
     return Status::Ok();
   };
   if (v.is_array()) {
