@@ -14,6 +14,8 @@
 // a documented gap.
 #include <gtest/gtest.h>
 
+#include "tests/grammar/sanitized_stride.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -34,12 +36,6 @@
 namespace radixserve::grammar {
 namespace {
 
-// Under the sanitizers (several times slower) every 4th case; Release runs them all.
-#if RADIXSERVE_SANITIZED
-constexpr size_t kSanitizedStride = 4;
-#else
-constexpr size_t kSanitizedStride = 1;
-#endif
 
 using Json = nlohmann::ordered_json;
 

@@ -28,6 +28,8 @@
 // explained only by such a gap apart (listed, not a failure). Any other invalidity fails.
 #include <gtest/gtest.h>
 
+#include "tests/grammar/sanitized_stride.h"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -191,12 +193,6 @@ struct Summary {
 };
 
 // Runs the model over its subset of cases; appends the finished outputs' records to `out`.
-// Under the sanitizers (several times slower) a quarter of the cases; Release runs them all.
-#if RADIXSERVE_SANITIZED
-constexpr int kSanitizedStride = 4;
-#else
-constexpr int kSanitizedStride = 1;
-#endif
 
 // The cases: every `stride`-th line of cases.jsonl from line `offset` (0-based).
 Summary RunModel(LoadedModel& lm, int stride, int offset, uint64_t seed_base, std::ofstream& out) {
@@ -333,7 +329,7 @@ TEST(GrammarSamplingTest, OutputsOfRealModelsValidateAgainstTheirSchemas) {
   {
     auto lm = Load("stories260K", kShared + "/models/stories260K.gguf");
     ASSERT_TRUE(lm.ok()) << lm.status().ToString();
-    sums.push_back(RunModel(*lm, /*stride=*/10 * kSanitizedStride, /*offset=*/0, /*seed_base=*/1000, out));
+    sums.push_back(RunModel(*lm, /*stride=*/10 * static_cast<int>(kSanitizedStride), /*offset=*/0, /*seed_base=*/1000, out));
   }
   {
     auto spec = modelgen::SpecForSize("tiny");
@@ -349,7 +345,7 @@ TEST(GrammarSamplingTest, OutputsOfRealModelsValidateAgainstTheirSchemas) {
     auto lm = Load("tiny-llama-spm", path);
     ASSERT_TRUE(lm.ok()) << lm.status().ToString();
     ASSERT_EQ(lm->vocab->size(), 32000);
-    sums.push_back(RunModel(*lm, /*stride=*/20 * kSanitizedStride, /*offset=*/5, /*seed_base=*/2000, out));
+    sums.push_back(RunModel(*lm, /*stride=*/20 * static_cast<int>(kSanitizedStride), /*offset=*/5, /*seed_base=*/2000, out));
   }
   out.close();
 

@@ -8,6 +8,8 @@
 // JSON Schema-exact options (integers may be written 1.0 where the draft allows it).
 #include <gtest/gtest.h>
 
+#include "tests/grammar/sanitized_stride.h"
+
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -26,12 +28,6 @@
 namespace radixserve::grammar {
 namespace {
 
-// Under the sanitizers (several times slower) every 4th case; Release runs them all.
-#if RADIXSERVE_SANITIZED
-constexpr size_t kSanitizedStride = 4;
-#else
-constexpr size_t kSanitizedStride = 1;
-#endif
 
 using Json = nlohmann::ordered_json;
 
