@@ -1,6 +1,8 @@
 #include "core/grammar/compiled_grammar.h"
 
 #include <algorithm>
+#include <functional>
+#include <queue>
 
 namespace radixserve::grammar {
 
@@ -10,6 +12,8 @@ constexpr uint64_t kKeyBits = 21;
 constexpr uint64_t kKeyMask = (uint64_t{1} << kKeyBits) - 1;
 // The precomputation arena starts afresh past this many nodes (its memo is only a speed-up).
 constexpr size_t kArenaResetNodes = 1'000'000;
+// Subtrees smaller than this are walked: asking whether a set takes any text costs more.
+constexpr uint32_t kMinSubtreeNodes = 8;
 
 }  // namespace
 
@@ -37,26 +41,44 @@ size_t SharedTables::size() const {
 CompiledGrammar::CompiledGrammar(Grammar grammar, std::shared_ptr<const TokenVocab> vocab,
                                  std::shared_ptr<SharedTables> shared)
     : grammar_(std::move(grammar)), pda_(grammar_), vocab_(std::move(vocab)), shared_(std::move(shared)) {
-  // Rounds upward from 0: every value is at most the true minimum at every round (what
-  // SharedKey's cut needs), and reaches it once nothing changes.
+  // Fewest bytes per rule, exactly (Knuth's generalisation of Dijkstra to grammars): a rule is
+  // settled at the smallest total of an alternative whose rules are all settled; rules that
+  // derive no finite string stay UINT32_MAX.
   const auto& rules = grammar_.rules();
-  min_bytes_.assign(rules.size(), 0);
-  for (int round = 0; round < 64; ++round) {
-    bool changed = false;
-    for (size_t r = 0; r < rules.size(); ++r) {
-      uint64_t best = UINT32_MAX;
-      for (const Sequence& seq : rules[r].alternatives) {
-        uint64_t n = 0;
-        for (const Symbol& sym : seq) n += sym.kind == Symbol::kBytes ? 1 : min_bytes_[sym.index];
-        best = std::min(best, n);
+  min_bytes_.assign(rules.size(), UINT32_MAX);
+  struct Alt {
+    uint32_t rule, pending;
+    uint64_t bytes;
+  };
+  std::vector<Alt> alts;
+  std::vector<std::vector<uint32_t>> used_in(rules.size());  // rule -> alternatives it occurs in
+  using Entry = std::pair<uint64_t, uint32_t>;                  // (bytes, rule)
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> ready;
+  for (size_t r = 0; r < rules.size(); ++r)
+    for (const Sequence& seq : rules[r].alternatives) {
+      const uint32_t a = static_cast<uint32_t>(alts.size());
+      alts.push_back(Alt{static_cast<uint32_t>(r), 0, 0});
+      for (const Symbol& sym : seq) {
+        if (sym.kind == Symbol::kBytes) {
+          ++alts[a].bytes;
+        } else {
+          ++alts[a].pending;
+          used_in[sym.index].push_back(a);
+        }
       }
-      const uint32_t v = static_cast<uint32_t>(std::min<uint64_t>(best, UINT32_MAX));
-      if (v != min_bytes_[r]) {
-        min_bytes_[r] = v;
-        changed = true;
-      }
+      if (alts[a].pending == 0) ready.emplace(alts[a].bytes, static_cast<uint32_t>(r));
     }
-    if (!changed) break;
+  std::vector<uint8_t> settled(rules.size(), 0);
+  while (!ready.empty()) {
+    const auto [bytes, r] = ready.top();
+    ready.pop();
+    if (settled[r]) continue;
+    settled[r] = 1;
+    min_bytes_[r] = static_cast<uint32_t>(std::min<uint64_t>(bytes, UINT32_MAX));
+    for (uint32_t a : used_in[r]) {
+      alts[a].bytes += min_bytes_[r];
+      if (--alts[a].pending == 0 && !settled[alts[a].rule]) ready.emplace(alts[a].bytes, alts[a].rule);
+    }
   }
 }
 
@@ -65,13 +87,20 @@ std::string CompiledGrammar::SharedKey(const Context& c) const {
   // as the longest token reaches: what lies farther (in fewest bytes) than that is spelled as a
   // cut. Rules are numbered in the order met, so equal structures give equal keys.
   constexpr size_t kMaxKeyBytes = 16 << 10;
-  constexpr size_t kMaxRules = 128;  // larger structures are rarely met twice
+  constexpr size_t kMaxRules = 512;  // larger structures are rarely met twice
   const uint64_t reach = static_cast<uint64_t>(vocab_->max_depth());
-  int depth = 0;
-  while (depth < kContextDepth && c.pos[depth] != kNoPosition) ++depth;
-  // Pass 1: the fewest bytes before each reachable rule is entered.
-  std::unordered_map<uint32_t, uint64_t> dist;
-  std::vector<uint32_t> work;
+  const int depth = c.depth;
+  // Pass 1: the fewest bytes before each reachable rule is entered (scratch indexed by rule,
+  // valid where its stamp is this call's).
+  if (key_scratch_.size() != min_bytes_.size()) key_scratch_.assign(min_bytes_.size(), KeyScratch{});
+  if (++key_stamp_ == 0) {
+    key_scratch_.assign(min_bytes_.size(), KeyScratch{});
+    key_stamp_ = 1;
+  }
+  const uint32_t stamp = key_stamp_;
+  size_t reached = 0;
+  std::vector<uint32_t>& work = key_work_;
+  work.clear();
   auto relax_from = [&](uint32_t pos, uint64_t at) {
     for (uint32_t q = pos; pda_.at(q).kind != Pda::kEnd && at <= reach; ++q) {
       const Pda::Position& p = pda_.at(q);
@@ -79,9 +108,11 @@ std::string CompiledGrammar::SharedKey(const Context& c) const {
         at += 1;
         continue;
       }
-      auto [it, fresh] = dist.emplace(p.index, at);
-      if (fresh || at < it->second) {
-        it->second = at;
+      KeyScratch& k = key_scratch_[p.index];
+      if (k.dist_stamp != stamp || at < k.dist) {
+        if (k.dist_stamp != stamp) ++reached;
+        k.dist_stamp = stamp;
+        k.dist = at;
         work.push_back(p.index);
       }
       at += min_bytes_[p.index];
@@ -93,13 +124,15 @@ std::string CompiledGrammar::SharedKey(const Context& c) const {
   while (!work.empty()) {
     const uint32_t r = work.back();
     work.pop_back();
-    if (dist.size() > kMaxRules) return "";
-    for (uint32_t alt : pda_.alternatives(r)) relax_from(alt, dist[r]);
+    if (reached > kMaxRules) return "";
+    for (uint32_t alt : pda_.alternatives(r)) relax_from(alt, key_scratch_[r].dist);
   }
   // Pass 2: the spelling.
   std::string key;
-  std::unordered_map<uint32_t, uint32_t> canon;
-  std::vector<uint32_t> queue;
+  key.reserve(256);
+  uint32_t numbered = 0;
+  std::vector<uint32_t>& queue = key_work_;
+  queue.clear();
   auto spell_from = [&](uint32_t pos, uint64_t at) {
     for (uint32_t q = pos;; ++q) {
       const Pda::Position& p = pda_.at(q);
@@ -113,10 +146,14 @@ std::string CompiledGrammar::SharedKey(const Context& c) const {
         key.append(reinterpret_cast<const char*>(pda_.bytes(q).bits), sizeof(ByteSet::bits));
         at += 1;
       } else {
-        auto [it, fresh] = canon.emplace(p.index, static_cast<uint32_t>(canon.size()));
-        if (fresh) queue.push_back(p.index);
+        KeyScratch& k = key_scratch_[p.index];
+        if (k.number_stamp != stamp) {
+          k.number_stamp = stamp;
+          k.number = numbered++;
+          queue.push_back(p.index);
+        }
         key.push_back('c');
-        key.append(reinterpret_cast<const char*>(&it->second), sizeof(uint32_t));
+        key.append(reinterpret_cast<const char*>(&k.number), sizeof(uint32_t));
         at += min_bytes_[p.index];
       }
     }
@@ -126,9 +163,10 @@ std::string CompiledGrammar::SharedKey(const Context& c) const {
   before = 0;
   for (int i = 0; i < depth; ++i) before = spell_from(c.pos[i], before);
   key.push_back(static_cast<char>('0' + depth));
+  key.push_back(c.exact ? 'x' : 'm');
   for (size_t i = 0; i < queue.size(); ++i) {
     key.push_back('r');
-    for (uint32_t alt : pda_.alternatives(queue[i])) spell_from(alt, dist.at(queue[i]));
+    for (uint32_t alt : pda_.alternatives(queue[i])) spell_from(alt, key_scratch_[queue[i]].dist);
     if (key.size() > kMaxKeyBytes) return "";
   }
   return key;
@@ -137,48 +175,122 @@ std::string CompiledGrammar::SharedKey(const Context& c) const {
 CompiledGrammar::~CompiledGrammar() = default;
 
 const PositionTable& CompiledGrammar::Table(const StackArena& arena, uint32_t node) const {
-  Context c;
-  uint64_t key = 0;
-  uint32_t n = node;
-  for (int i = 0; i < kContextDepth; ++i) {
-    if (n == StackArena::kBottom) {
-      c.pos[i] = kNoPosition;
-    } else {
-      c.pos[i] = arena.position(n);
-      n = arena.parent(n);
-    }
-    key |= (c.pos[i] == kNoPosition ? kKeyMask : uint64_t{c.pos[i]}) << (kKeyBits * i);
+  Context c{{}, 0, true};
+  for (uint32_t n = node; c.depth < kContextDepth; ++c.depth) {
+    if (n == StackArena::kBottom) break;
+    c.pos[c.depth] = arena.position(n);
+    n = arena.parent(n);
   }
+  c.exact = c.depth < kContextDepth;
   std::lock_guard<std::mutex> lock(mu_);
+  return TableOf(c);
+}
+
+const PositionTable& CompiledGrammar::TableOf(const Context& c) const {
+  uint64_t key = c.exact ? uint64_t{1} << 63 : 0;
+  for (int i = 0; i < kContextDepth; ++i)
+    key |= (i < c.depth ? uint64_t{c.pos[i]} : kKeyMask) << (kKeyBits * i);
   auto it = tables_.find(key);
   if (it != tables_.end()) return *it->second;
-  const std::string shared_key = shared_ ? SharedKey(c) : std::string();
-  std::shared_ptr<const PositionTable> table = shared_key.empty() ? nullptr : shared_->Find(shared_key);
-  if (!table) {
-    auto built = std::make_shared<const PositionTable>(Build(c));
-    table_bytes_.fetch_add(built->allowed_mask.size() * 4 + built->allowed_list.size() * 4 +
-                               built->uncertain.size() * 4 + sizeof(PositionTable),
-                           std::memory_order_relaxed);
-    if (!shared_key.empty()) shared_->Insert(shared_key, built);
-    table = std::move(built);
+  std::shared_ptr<const PositionTable> table;
+  // The base: the same frames over the marker, or the top frames alone. A context that reaches
+  // deep (the third frame: what follows a string) is derived from its base, and only tables
+  // walked in full are worth sharing between grammars.
+  Context base = c;
+  if (c.exact) {
+    base.exact = false;
+  } else {
+    --base.depth;
   }
+  const bool derive = base.depth >= 1 && (c.exact || c.depth == kContextDepth);
+  if (derive) {
+    table = std::make_shared<const PositionTable>(Derive(c, TableOf(base)));
+  } else {
+    const std::string shared_key = shared_ ? SharedKey(c) : std::string();
+    table = shared_key.empty() ? nullptr : shared_->Find(shared_key);
+    if (!table) {
+      table = std::make_shared<const PositionTable>(Build(c));
+      if (!shared_key.empty()) shared_->Insert(shared_key, table);
+    }
+  }
+  table_bytes_.fetch_add(table->allowed_mask.size() * 4 + table->allowed_list.size() * 4 +
+                             table->uncertain.size() * 4 + sizeof(PositionTable),
+                         std::memory_order_relaxed);
   return *tables_.emplace(key, std::move(table)).first->second;
 }
 
-PositionTable CompiledGrammar::Build(const Context& c) const {
-  if (!arena_ || arena_->node_count() > kArenaResetNodes || !arena_->status().ok())
+uint32_t CompiledGrammar::StartOf(const Context& c) const {
+  if (!arena_ || arena_->node_count() > kArenaResetNodes || !arena_->status().ok()) {
     arena_ = std::make_unique<StackArena>(&pda_);
+    rows_ = std::make_unique<WalkRows>(&pda_, arena_.get());
+  } else if (rows_->size() > WalkRows::kMaxSets) {
+    rows_->Reset();
+  }
   StackArena& a = *arena_;
-  // The context's frames over a marker bottom (or the real bottom when the stack is that short).
-  int depth = 0;
-  while (depth < kContextDepth && c.pos[depth] != kNoPosition) ++depth;
-  uint32_t parent = depth == kContextDepth ? StackArena::kEscape : StackArena::kBottom;
-  for (int i = depth - 1; i >= 1; --i) parent = a.NodeOf(c.pos[i], parent);
-  const uint32_t start = a.Single(c.pos[0], parent);
+  uint32_t parent = c.exact ? StackArena::kBottom : StackArena::kEscape;
+  for (int i = c.depth - 1; i >= 1; --i) parent = a.NodeOf(c.pos[i], parent);
+  return a.Single(c.pos[0], parent);
+}
 
+PositionTable CompiledGrammar::Derive(const Context& c, const PositionTable& base) const {
+  const uint32_t start_set = StartOf(c);  // first: it may replace the arena and its rows
+  WalkRows& w = *rows_;
+  const uint32_t start = w.Local(start_set);
+  const TokenVocab& v = *vocab_;
+  PositionTable t;
+  t.allowed_mask = base.allowed_mask;
+  std::vector<int32_t> added;
+  // The uncertain tokens are in trie order: a token shares the states of its common prefix
+  // with the one before.
+  std::vector<uint32_t> state(v.max_depth() + 1);
+  std::vector<uint8_t> escaped_below(v.max_depth() + 1, 0);
+  state[0] = start;
+  std::string_view prev;
+  size_t prev_alive = 0;  // states [0, prev_alive] of prev are valid
+  for (int32_t id : base.uncertain) {
+    const std::string_view piece = v.piece(id);
+    size_t k = 0;
+    const size_t same = std::min(prev_alive, piece.size());
+    while (k < same && piece[k] == prev[k]) ++k;
+    bool alive = true;
+    for (; k < piece.size(); ++k) {
+      const uint32_t s = w.Step(state[k], static_cast<uint8_t>(piece[k]));
+      if (s == WalkRows::kDead) {
+        if (escaped_below[k]) t.uncertain.push_back(id);
+        alive = false;
+        break;
+      }
+      state[k + 1] = s;
+      escaped_below[k + 1] = escaped_below[k] | (w.flags(s) & WalkRows::kEscaped);
+    }
+    prev = piece;
+    prev_alive = k;
+    if (alive) added.push_back(id);
+  }
+  if (!t.allowed_mask.empty()) {
+    for (int32_t id : added) t.allowed_mask[id >> 5] |= 1u << (id & 31);
+  } else {
+    std::vector<int32_t>& all = t.allowed_list;
+    std::sort(added.begin(), added.end());
+    all.resize(base.allowed_list.size() + added.size());
+    std::merge(base.allowed_list.begin(), base.allowed_list.end(), added.begin(), added.end(), all.begin());
+    if (all.size() * 32 >= static_cast<size_t>(v.mask_words())) {
+      t.allowed_mask.assign(v.mask_words(), 0);
+      for (int32_t id : all) t.allowed_mask[id >> 5] |= 1u << (id & 31);
+      std::vector<int32_t>().swap(all);
+    }
+  }
+  return t;
+}
+
+PositionTable CompiledGrammar::Build(const Context& c) const {
+  const uint32_t start_set = StartOf(c);  // first: it may replace the arena and its rows
+  WalkRows& w = *rows_;
+  const uint32_t start = w.Local(start_set);
   const TokenVocab& v = *vocab_;
   const auto nodes = v.nodes();
   const auto toks = v.trie_tokens();
+  const auto below = v.string_chars_below();
   PositionTable t;
   std::vector<int32_t>& allowed = t.allowed_list;  // ids in trie order; a bitmask at the end if many
   std::vector<uint32_t> state(v.max_depth() + 1);
@@ -190,9 +302,8 @@ PositionTable CompiledGrammar::Build(const Context& c) const {
   for (size_t i = 1; i < nodes.size();) {
     const TokenVocab::Node& nd = nodes[i];
     const int d = nd.depth;
-    // Bytes no stack can take are dead without an advance (most of a node's children, most often).
-    const uint32_t s = a.NextBytesOf(state[d - 1]).Has(nd.byte) ? a.Advance(state[d - 1], nd.byte) : StackArena::kDead;
-    if (s == StackArena::kDead) {
+    const uint32_t s = w.Step(state[d - 1], nd.byte);
+    if (s == WalkRows::kDead) {
       if (escaped_below[d - 1])
         t.uncertain.insert(t.uncertain.end(), toks.begin() + nd.token_begin, toks.begin() + subtree_tokens_end(i));
       i = nd.end;
@@ -208,9 +319,23 @@ PositionTable CompiledGrammar::Build(const Context& c) const {
     } else {
       for (uint32_t k = nd.token_begin; k < nd.token_end; ++k) t.allowed_mask[toks[k] >> 5] |= 1u << (toks[k] & 31);
     }
+    const uint8_t flags = w.flags(s);
+    // A subtree of text under a string's character loop (or enough of a bounded one) is taken
+    // whole: the walk would find every token of it alive.
+    const int16_t chars_below = below[i];
+    if (chars_below > 0 && nd.end - i >= kMinSubtreeNodes && w.TakesStringChars(s, chars_below)) {
+      const uint32_t end = subtree_tokens_end(i);
+      if (t.allowed_mask.empty()) {
+        allowed.insert(allowed.end(), toks.begin() + nd.token_end, toks.begin() + end);
+      } else {
+        for (uint32_t k = nd.token_end; k < end; ++k) t.allowed_mask[toks[k] >> 5] |= 1u << (toks[k] & 31);
+      }
+      i = nd.end;
+      continue;
+    }
     state[d] = s;
-    escaped_below[d] = escaped_below[d - 1] || a.escaped(s);
-    if (a.stacks(s).empty()) {
+    escaped_below[d] = escaped_below[d - 1] | (flags & WalkRows::kEscaped);
+    if (flags & WalkRows::kNoStacks) {
       // Nothing of the context goes on; longer tokens depend on what lies below.
       if (escaped_below[d])
         t.uncertain.insert(t.uncertain.end(), toks.begin() + nd.token_end, toks.begin() + subtree_tokens_end(i));

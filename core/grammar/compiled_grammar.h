@@ -12,6 +12,12 @@
 // tokens). Three frames cover a JSON string's character, its loop and the string itself, so only
 // tokens that close the string are uncertain there.
 //
+// Only tables of one or two frames over the marker are walked over the whole trie (and shared
+// between grammars); a three-frame table, or one over the real bottom, is derived from the table
+// of fewer frames by walking that table's uncertain tokens alone (a string's closing tokens, not
+// the vocabulary). A walk takes a subtree of plain text whole where the stack is in a string's
+// character loop (WalkRows::TakesStringChars), and steps through dense rows (WalkRows).
+//
 // Thread-safe: tables are built under a lock and published once; reads take no lock.
 #pragma once
 
@@ -27,6 +33,7 @@
 #include "core/grammar/grammar.h"
 #include "core/grammar/pda.h"
 #include "core/grammar/token_vocab.h"
+#include "core/grammar/walk_rows.h"
 
 namespace radixserve::grammar {
 
@@ -73,26 +80,45 @@ class CompiledGrammar {
   size_t table_bytes() const { return table_bytes_.load(std::memory_order_relaxed); }
 
  private:
-  // The context's positions, top first; kNoPosition past a stack shorter than kContextDepth.
+  // The top `depth` frames' positions, top first, over the real bottom (`exact`: the stack is
+  // that short) or over a marker that stands for whatever lies below.
   struct Context {
     uint32_t pos[kContextDepth];
+    int depth;
+    bool exact;
   };
-  static constexpr uint32_t kNoPosition = 0xFFFFFFFFu;
-  PositionTable Build(const Context& c) const;  // under mu_
+  // The table of a context (built on first use; under mu_).
+  const PositionTable& TableOf(const Context& c) const;
+  // One walk of the whole vocabulary trie from the context.
+  PositionTable Build(const Context& c) const;
+  // The table of `c` from the table of a context that sees less of the same stack (`base`): its
+  // allowed tokens stay allowed, its refused ones stay refused, and only its uncertain tokens are
+  // walked again (a string's closing tokens, not the whole vocabulary).
+  PositionTable Derive(const Context& c, const PositionTable& base) const;
   // The context's structure as a key for SharedTables; "" when it reaches too much to share.
   std::string SharedKey(const Context& c) const;
+  // The stack of the context's frames in arena_, closed.
+  uint32_t StartOf(const Context& c) const;
 
   Grammar grammar_;
   Pda pda_;
   std::shared_ptr<const TokenVocab> vocab_;
   mutable std::mutex mu_;
   mutable std::unique_ptr<StackArena> arena_;  // guarded by mu_; reused across positions
+  mutable std::unique_ptr<WalkRows> rows_;     // guarded by mu_; over arena_
   std::shared_ptr<SharedTables> shared_;
-  // Fewest bytes each rule can match (a lower bound: computed upward from 0 for a bounded number
-  // of rounds). A context's walk reads at most the longest token, so structure that only lies
+  // Fewest bytes each rule can match (UINT32_MAX: no finite string). A context's walk reads at most the longest token, so structure that only lies
   // farther than that is left out of its SharedKey: a string's 40th and 400th character under a
   // maxLength share one table.
   std::vector<uint32_t> min_bytes_;
+  // SharedKey's scratch, per rule (guarded by mu_).
+  struct KeyScratch {
+    uint64_t dist = 0;
+    uint32_t dist_stamp = 0, number_stamp = 0, number = 0;
+  };
+  mutable std::vector<KeyScratch> key_scratch_;
+  mutable std::vector<uint32_t> key_work_;
+  mutable uint32_t key_stamp_ = 0;
   mutable std::unordered_map<uint64_t, std::shared_ptr<const PositionTable>> tables_;  // guarded by mu_
   mutable std::atomic<size_t> table_bytes_{0};
 };

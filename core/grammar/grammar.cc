@@ -244,23 +244,22 @@ Symbol GrammarBuilder::Repeat(const Sequence& seq_in, int64_t min, int64_t max, 
     AddAlternative(rule, std::move(head));
     return Symbol::Rule(rule);
   }
-  // Up to k more: opt_k ::= item opt_{k-1} | "" (linear in k, no copies of the item).
-  int64_t extra = max - min;
-  Symbol next{};
-  bool has_next = false;
-  for (int64_t k = 1; k <= extra; ++k) {
+  // Up to k more: opt_k ::= item opt_{k-1} | "" (linear in k, no copies of the item), shared
+  // by every repetition of the item.
+  const int64_t extra = max - min;
+  std::vector<Symbol>& chain = up_to_chains_[(uint64_t{item.kind} << 32) | item.index];
+  for (int64_t k = static_cast<int64_t>(chain.size()) + 1; k <= extra; ++k) {
     if ((k & 1023) == 0 && !CheckDeadline()) return Empty();
     const uint32_t opt = NewRule(std::string(name) + "-opt");
-    if (has_next) {
-      AddAlternative(opt, {item, next});
+    if (k > 1) {
+      AddAlternative(opt, {item, chain.back()});
     } else {
       AddAlternative(opt, {item});
     }
     AddAlternative(opt, {});
-    next = Symbol::Rule(opt);
-    has_next = true;
+    chain.push_back(Symbol::Rule(opt));
   }
-  if (has_next) head.push_back(next);
+  if (extra > 0) head.push_back(chain[extra - 1]);
   AddAlternative(rule, std::move(head));
   return Symbol::Rule(rule);
 }

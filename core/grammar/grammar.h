@@ -159,6 +159,10 @@ class GrammarBuilder {
   std::chrono::steady_clock::time_point deadline_;
   Status status_;
   Grammar g_;
+  // Per repeated symbol (kind << 32 | index): its chain of "up to k more" rules, chain[k - 1]
+  // taking up to k; every bounded repetition of the symbol shares the chain's tail (a schema's
+  // many strings of maxLength 255 or 4096 build one chain, not one each).
+  std::unordered_map<uint64_t, std::vector<Symbol>> up_to_chains_;
   std::unordered_map<uint64_t, std::vector<uint32_t>> set_index_;  // hash of a set -> its indices
 };
 

@@ -14,6 +14,29 @@ Pda::Pda(const Grammar& g) : sets_(g.byte_sets()), root_(g.root()) {
       positions_.push_back(Position{kEnd, 0});
     }
   }
+  // Refine one class of all bytes by every set: a byte's class is its membership pattern.
+  std::vector<uint32_t> label(256, 0);
+  for (const ByteSet& set : sets_) {
+    int32_t relabel[512];  // (old label, in set) -> new label
+    std::fill(std::begin(relabel), std::end(relabel), -1);
+    int32_t next = 0;
+    for (int b = 0; b < 256; ++b) {
+      int32_t& to = relabel[label[b] * 2 + (set.Has(static_cast<uint8_t>(b)) ? 1 : 0)];
+      if (to < 0) to = next++;
+      label[b] = static_cast<uint32_t>(to);
+    }
+  }
+  uint32_t classes = 0;
+  for (int b = 0; b < 256; ++b) classes = std::max(classes, label[b] + 1);
+  class_begin_.assign(classes + 1, 0);
+  for (int b = 0; b < 256; ++b) {
+    byte_class_[b] = static_cast<uint8_t>(label[b]);
+    ++class_begin_[label[b] + 1];
+  }
+  for (uint32_t c = 0; c < classes; ++c) class_begin_[c + 1] += class_begin_[c];
+  class_bytes_.resize(256);
+  std::vector<uint16_t> fill(class_begin_.begin(), class_begin_.end() - 1);
+  for (int b = 0; b < 256; ++b) class_bytes_[fill[label[b]]++] = static_cast<uint8_t>(b);
 }
 
 void FlatMap64::Rehash(size_t capacity) {

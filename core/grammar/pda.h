@@ -38,8 +38,16 @@ class Pda {
   std::span<const uint32_t> alternatives(uint32_t rule) const { return alt_starts_[rule]; }
   uint32_t root() const { return root_; }
   size_t position_count() const { return positions_.size(); }
+  // Bytes no byte set of the grammar tells apart form a class: every set advances on them alike.
+  uint8_t byte_class(uint8_t byte) const { return byte_class_[byte]; }
+  std::span<const uint8_t> class_bytes(uint8_t cls) const {
+    return {class_bytes_.data() + class_begin_[cls], class_begin_[cls + 1] - class_begin_[cls]};
+  }
 
  private:
+  uint8_t byte_class_[256];
+  std::vector<uint8_t> class_bytes_;    // bytes grouped by class
+  std::vector<uint16_t> class_begin_;   // class -> first index in class_bytes_; one past the end last
   std::vector<Position> positions_;
   std::vector<ByteSet> sets_;
   std::vector<std::vector<uint32_t>> alt_starts_;

@@ -3,7 +3,25 @@
 #include <algorithm>
 #include <numeric>
 
+#include "core/grammar/string_chars.h"
+
 namespace radixserve::grammar {
+
+namespace {
+
+// How many whole unescaped string characters `s` is; -1 when it is not only such characters.
+int StringCharsOf(std::string_view s) {
+  StringCharState state = StringCharState::kStart;
+  int chars = 0;
+  for (char c : s) {
+    state = StringCharStep(state, static_cast<uint8_t>(c));
+    if (state == StringCharState::kReject) return -1;
+    chars += state == StringCharState::kDone;
+  }
+  return state == StringCharState::kDone || state == StringCharState::kStart ? chars : -1;
+}
+
+}  // namespace
 
 std::shared_ptr<const TokenVocab> TokenVocab::Create(std::vector<std::string> pieces,
                                                      std::span<const int32_t> special,
@@ -54,6 +72,14 @@ std::shared_ptr<const TokenVocab> TokenVocab::Create(std::vector<std::string> pi
     if (at.token_end != v->trie_tokens_.size()) {  // not possible: tokens of a node are adjacent
       at.token_begin = at.token_end = static_cast<uint32_t>(v->trie_tokens_.size());
     }
+    // Every node on the token's path learns how its rest of the token reads.
+    if (v->string_chars_below_.size() < v->nodes_.size()) v->string_chars_below_.resize(v->nodes_.size(), 0);
+    for (size_t d = 0; d < path.size(); ++d) {
+      int16_t& below = v->string_chars_below_[path[d]];
+      if (below < 0) continue;
+      const int chars = StringCharsOf(s.substr(d));
+      below = chars < 0 ? int16_t{-1} : static_cast<int16_t>(std::max<int>(below, chars));
+    }
     v->trie_tokens_.push_back(id);
     at.token_end = static_cast<uint32_t>(v->trie_tokens_.size());
     v->node_of_[id] = static_cast<int32_t>(path.back());
@@ -64,6 +90,7 @@ std::shared_ptr<const TokenVocab> TokenVocab::Create(std::vector<std::string> pi
     v->nodes_[path.back()].end = static_cast<uint32_t>(v->nodes_.size());
     path.pop_back();
   }
+  v->string_chars_below_.resize(v->nodes_.size(), 0);
   return v;
 }
 

@@ -48,6 +48,9 @@ class TokenVocab {
   // Index of a token's node in preorder (-1 for tokens not in the trie).
   int32_t node_of(int32_t id) const { return node_of_[id]; }
   int32_t max_depth() const { return max_depth_; }
+  // Per node: when every token below it goes on with whole unescaped JSON string characters
+  // (string_chars.h), the most such characters any of them adds; -1 otherwise.
+  std::span<const int16_t> string_chars_below() const { return string_chars_below_; }
 
  private:
   TokenVocab() = default;
@@ -58,6 +61,7 @@ class TokenVocab {
   std::vector<Node> nodes_;
   std::vector<int32_t> trie_tokens_;
   std::vector<int32_t> node_of_;
+  std::vector<int16_t> string_chars_below_;
   int32_t max_depth_ = 0;
 };
 
