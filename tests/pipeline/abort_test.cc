@@ -129,5 +129,51 @@ TEST(Abort, NonStreamingClientThatHangsUpAbortsItsRequest) {
   ExpectValidRequestSucceeds(port);
 }
 
+double ApiMetric(int port, const std::string& name) { return MetricValue(Get(port, "/metrics").body, name); }
+
+// A client that hangs up while the server compiles its grammar (a pattern of some 40 ms to
+// compile, sent on a raw socket closed at once): the api compiles it, submits it, finds the
+// client gone and aborts it; the worker, compiling it at its first step, ends it there. The
+// request ends as aborted (never finished), every KV slot comes back, the server serves on.
+TEST(Abort, ClientThatHangsUpWhileItsGrammarCompilesLeavesNothingBehind) {
+  const int port = g_env->port();
+  json before = WaitIdle(port);
+  ASSERT_TRUE(Idle(before)) << before.dump();
+  const double aborted_before = ApiMetric(port, "radixserve_requests_aborted_total");
+  ASSERT_GE(aborted_before, 0);
+  // Any answer ends only after 12 letters past the last '-', up to 2000 characters: left alone
+  // it would run for seconds.
+  const json schema = {{"type", "string"}, {"pattern", "^([a-z]+-)*[a-z]{12}$"}, {"maxLength", 2000}};
+  const json format = {{"type", "json_schema"}, {"json_schema", {{"name", "n"}, {"schema", schema}}}};
+  const std::string body =
+      json{{"prompt", "Name:"}, {"max_tokens", kLongRequest}, {"temperature", 1}, {"seed", 7}, {"response_format", format}}
+          .dump();
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+  const std::string req = "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                          "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  ASSERT_EQ(::send(fd, req.data(), req.size(), MSG_NOSIGNAL), static_cast<ssize_t>(req.size()));
+  ::close(fd);
+
+  double aborted = aborted_before;
+  EXPECT_TRUE(WaitFor([&] { return (aborted = ApiMetric(port, "radixserve_requests_aborted_total")) > aborted_before; },
+                      std::chrono::seconds(20)))
+      << "the request never ended as aborted";
+  EXPECT_EQ(aborted, aborted_before + 1);
+  json after = WaitIdle(port);
+  EXPECT_TRUE(Idle(after)) << "the scheduler did not go idle with all KV back: " << after.dump();
+  EXPECT_EQ(Int(after, "finished"), Int(before, "finished")) << "it ran to the end instead: " << after.dump();
+  EXPECT_EQ(ApiMetric(port, "radixserve_requests_in_flight"), 0);
+  ExpectValidRequestSucceeds(port);
+  // The same grammar from a client that stays: it compiles and answers.
+  HttpReply r = PostJson(port, "/v1/completions", {{"prompt", "Name:"}, {"max_tokens", 8}, {"response_format", format}});
+  EXPECT_EQ(r.status, 200) << Describe(r);
+}
+
 }  // namespace
 }  // namespace radixserve::pipeline_test

@@ -45,15 +45,6 @@ json Request(const std::string& prompt) {
   return {{"prompt", prompt}, {"max_tokens", kMaxTokens}, {"temperature", 0}, {"ignore_eos", true}};
 }
 
-// A sample's value from Prometheus text, or -1 when absent.
-double MetricValue(const std::string& text, const std::string& name) {
-  std::stringstream ss(text);
-  for (std::string line; std::getline(ss, line);) {
-    if (line.rfind(name + " ", 0) == 0) return std::stod(line.substr(name.size() + 1));
-  }
-  return -1;
-}
-
 TEST(Concurrency, SharedPrefixRequestsAllCompleteAndHitTheCache) {
   const int port = g_env->port();
   // Reference: each distinct prompt alone, one at a time.

@@ -93,6 +93,14 @@ nlohmann::json SchedulerStats(int port) {
   return j["scheduler"]["stats"];
 }
 
+double MetricValue(const std::string& text, const std::string& name) {
+  std::stringstream ss(text);
+  for (std::string line; std::getline(ss, line);) {
+    if (line.rfind(name + " ", 0) == 0) return std::stod(line.substr(name.size() + 1));
+  }
+  return -1;
+}
+
 bool WaitFor(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (true) {

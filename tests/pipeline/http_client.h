@@ -37,6 +37,9 @@ std::vector<nlohmann::json> ParseSse(const std::string& body, bool* done);
 // /get_server_info's scheduler.stats (an empty object when unavailable).
 nlohmann::json SchedulerStats(int port);
 
+// A sample's value from Prometheus text (/metrics), or -1 when absent.
+double MetricValue(const std::string& text, const std::string& name);
+
 // Polls `pred` every 20 ms until true or `timeout` passes (a failure guard, not a measurement).
 bool WaitFor(const std::function<bool()>& pred, std::chrono::milliseconds timeout);
 
