@@ -41,7 +41,7 @@ class Pda {
   // Bytes no byte set of the grammar tells apart form a class: every set advances on them alike.
   uint8_t byte_class(uint8_t byte) const { return byte_class_[byte]; }
   std::span<const uint8_t> class_bytes(uint8_t cls) const {
-    return {class_bytes_.data() + class_begin_[cls], class_begin_[cls + 1] - class_begin_[cls]};
+    return {class_bytes_.data() + class_begin_[cls], static_cast<size_t>(class_begin_[cls + 1] - class_begin_[cls])};
   }
 
  private:
