@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/api/priority_class.h"
 #include "core/grammar/grammar.h"
 #include "core/grammar/grammar_spec.h"
@@ -64,6 +66,9 @@ struct GenerateRequest {
   bool has_text = false;
   bool has_input_ids = false;
   bool add_generation_prompt = true;  // chat only
+  // chat only: extra variables for the model's chat template (e.g. enable_thinking); an object
+  // or null.
+  nlohmann::ordered_json chat_template_kwargs;
 
   SamplingParams sampling;               // validated; sampling.logprobs = -1 when none asked
   std::vector<std::string> stop;         // stop strings

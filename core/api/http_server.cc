@@ -1,10 +1,15 @@
 #include "core/api/http_server.h"
 
+#include <sstream>
+
+#include <fstream>
+
 #include <glog/logging.h>
 
 #include <ctime>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <sstream>
 
 #include "core/api/request_parser.h"
 #include "core/api/request_stream.h"
@@ -65,14 +70,42 @@ HttpServer::HttpServer(HttpServerOptions options, ApiBackend* backend)
 
 HttpServer::~HttpServer() { Stop(); }
 
+namespace {
+
+// What renders chat prompts: the operator's choice (a family name or a Jinja file), else the
+// GGUF's template, else ChatML (a file without a template). `named`: the operator chose it (an
+// error then stops the server from starting).
+Result<ChatPromptTemplate> ChoosePromptTemplate(const HttpServerOptions& o, bool* named) {
+  const ChatPromptTemplate::Tokens tokens{o.chat_template_options.bos_token, o.chat_template_options.eos_token};
+  *named = !o.chat_template_name.empty();
+  if (*named) {
+    if (ChatTemplateFamilyFromName(o.chat_template_name)) {
+      RS_ASSIGN_OR_RETURN(ChatTemplate t, ChatTemplate::FromFamilyName(o.chat_template_name, o.chat_template_options));
+      return ChatPromptTemplate::FromFamily(std::move(t));
+    }
+    std::ifstream in(o.chat_template_name, std::ios::binary);
+    if (!in)
+      return Status::InvalidArgument("chat_template: '" + o.chat_template_name +
+                                     "' is neither a template family (chatml, llama2, llama3, mistral, gemma, "
+                                     "phi3, zephyr) nor a readable Jinja file");
+    std::stringstream text;
+    text << in.rdbuf();
+    return ChatPromptTemplate::FromJinja(text.str(), o.chat_template_name, tokens);
+  }
+  if (!o.chat_template_text.empty())
+    return ChatPromptTemplate::FromJinja(o.chat_template_text, "the GGUF's tokenizer.chat_template", tokens);
+  RS_ASSIGN_OR_RETURN(ChatTemplate t, ChatTemplate::FromTemplateText("", o.chat_template_options));  // ChatML, warned
+  return ChatPromptTemplate::FromFamily(std::move(t));
+}
+
+}  // namespace
+
 Status HttpServer::Start() {
-  if (!options_.chat_template_name.empty()) {
-    RS_ASSIGN_OR_RETURN(ChatTemplate t,
-                        ChatTemplate::FromFamilyName(options_.chat_template_name, options_.chat_template_options));
-    chat_template_.emplace(std::move(t));
-  } else if (auto t = ChatTemplate::FromTemplateText(options_.chat_template_text, options_.chat_template_options);
-             t.ok()) {
-    chat_template_.emplace(std::move(t).value());
+  bool named = false;
+  if (Result<ChatPromptTemplate> t = ChoosePromptTemplate(options_, &named); t.ok()) {
+    chat_prompt_.emplace(std::move(t).value());
+  } else if (named) {
+    return t.status();
   } else {
     // Completions still work; chat requests get this error.
     chat_template_error_ = t.status().message();
@@ -88,15 +121,16 @@ Status HttpServer::Start() {
   lo.limits.write_timeout_ms = options_.write_timeout_ms;
   RS_RETURN_IF_ERROR(listener_.Start(lo, [this](const HttpRequest& r, HttpConnection& c) { Handle(r, c); }));
   LOG(INFO) << "api server listening on " << options_.host << ":" << listener_.port() << " (chat template "
-            << (chat_template_ ? ChatTemplateFamilyName(chat_template_->family()) : "unrecognised") << ")";
+            << (chat_prompt_ ? chat_prompt_->Describe() : "unusable: " + chat_template_error_) << ")";
   return Status::Ok();
 }
 
 void HttpServer::Stop() { listener_.Stop(); }
 
-Result<std::string> HttpServer::RenderChat(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {
-  if (!chat_template_) return Status::Unsupported(chat_template_error_);
-  return chat_template_->Render(messages, add_generation_prompt);
+Result<std::string> HttpServer::RenderChat(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                                           const nlohmann::ordered_json& kwargs) const {
+  if (!chat_prompt_) return Status::Unsupported(chat_template_error_);
+  return chat_prompt_->Render(messages, add_generation_prompt, kwargs);
 }
 
 Result<std::map<std::string, std::string>> ParseTenantKeys(std::string_view text) {
@@ -191,6 +225,7 @@ void HttpServer::Handle(const HttpRequest& request, HttpConnection& conn) {
     if (post && path == "/v1/chat/completions") return HandleGenerate(request, conn, Endpoint::kChatCompletions);
     if (post && path == "/generate") return HandleGenerate(request, conn, Endpoint::kGenerate);
     if (post && path == "/tokenize") return HandleTokenize(request, conn);
+    if (post && path == "/apply-template") return HandleApplyTemplate(request, conn);
     if (post && path == "/detokenize") return HandleDetokenize(request, conn);
     if (get && path == "/v1/models") return HandleModels(conn);
     if (get && (path == "/get_server_info" || path == "/server_info")) {
@@ -237,7 +272,7 @@ bool HttpServer::PrepareInput(GenerateRequest* req, ApiError* error) {
                       : req->endpoint == Endpoint::kGenerate      ? (req->has_text ? "text" : "input_ids")
                                                                   : "prompt";
   if (!req->messages.empty()) {
-    Result<std::string> prompt = RenderChat(req->messages, req->add_generation_prompt);
+    Result<std::string> prompt = RenderChat(req->messages, req->add_generation_prompt, req->chat_template_kwargs);
     if (!prompt.ok()) {
       *error = ApiError::BadRequest("messages", prompt.status().message());
       return false;
@@ -424,7 +459,7 @@ void HttpServer::HandleTokenize(const HttpRequest& http, HttpConnection& conn) {
   std::string text = req.text;
   bool add_special = req.add_special_tokens;
   if (req.has_messages) {
-    Result<std::string> prompt = RenderChat(req.messages, /*add_generation_prompt=*/true);
+    Result<std::string> prompt = RenderChat(req.messages, req.add_generation_prompt, req.chat_template_kwargs);
     if (!prompt.ok()) return SendError(conn, ApiError::BadRequest("messages", prompt.status().message()));
     text = std::move(prompt).value();
     add_special = false;  // the rendered template carries its own special tokens
@@ -433,6 +468,18 @@ void HttpServer::HandleTokenize(const HttpRequest& http, HttpConnection& conn) {
   if (!ids.ok()) return SendError(conn, ApiError::FromStatus(ids.status(), "text"));
   conn.SendResponse(200, kJson,
                     Dump({{"tokens", *ids}, {"count", ids->size()}, {"max_model_len", backend_->ContextLength()}}));
+}
+
+// llama.cpp's name: the prompt a chat request would give the model, rendered, not tokenized.
+void HttpServer::HandleApplyTemplate(const HttpRequest& http, HttpConnection& conn) {
+  GenerateRequest req;
+  ApiError error;
+  if (!ParseChatCompletionRequest(http.body, options_.limits, &req, &error) ||
+      !CheckModelName(req.model, options_.served_model_name, &error))
+    return SendError(conn, error);
+  Result<std::string> prompt = RenderChat(req.messages, req.add_generation_prompt, req.chat_template_kwargs);
+  if (!prompt.ok()) return SendError(conn, ApiError::BadRequest("messages", prompt.status().message()));
+  conn.SendResponse(200, kJson, Dump({{"prompt", *prompt}}));
 }
 
 void HttpServer::HandleDetokenize(const HttpRequest& http, HttpConnection& conn) {

@@ -22,6 +22,7 @@
 
 #include "core/api/api_error.h"
 #include "core/api/backend.h"
+#include "core/api/chat_prompt.h"
 #include "core/api/chat_template.h"
 #include "core/api/generate_request.h"
 #include "core/api/http_listener.h"
@@ -47,7 +48,9 @@ struct HttpServerOptions {
   int max_connections = 4096;
   int keep_alive_timeout_ms = 5000;
   int write_timeout_ms = 30000;
-  // The GGUF's tokenizer.chat_template text; chat_template_name ("llama3", ...) overrides it.
+  // The GGUF's tokenizer.chat_template text (Jinja); chat_template_name overrides it with a
+  // family name ("llama3", ...) or the path of a Jinja file. chat_template_options: the
+  // vocabulary's BOS/EOS text, for either.
   std::string chat_template_text;
   std::string chat_template_name;
   ChatTemplate::Options chat_template_options;
@@ -77,14 +80,17 @@ class HttpServer {
   int64_t class_in_flight(PriorityClass c) const {
     return class_in_flight_[static_cast<size_t>(c)].load(std::memory_order_acquire);
   }
-  // The chat template in use; nullptr when the model's is not recognised (chat requests then fail).
-  const ChatTemplate* chat_template() const { return chat_template_ ? &*chat_template_ : nullptr; }
+  // How chat prompts are rendered; nullptr when the model's template cannot be used (chat
+  // requests then fail with why).
+  const ChatPromptTemplate* chat_prompt() const { return chat_prompt_ ? &*chat_prompt_ : nullptr; }
 
   // Renders/tokenizes req's input into req->input_ids and checks it against the context length.
   bool PrepareInput(GenerateRequest* req, ApiError* error);
 
  private:
-  Result<std::string> RenderChat(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const;
+  Result<std::string> RenderChat(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                                 const nlohmann::ordered_json& kwargs) const;
+  void HandleApplyTemplate(const HttpRequest& request, HttpConnection& conn);
   void Handle(const HttpRequest& request, HttpConnection& conn);
   void HandleGenerate(const HttpRequest& request, HttpConnection& conn, Endpoint endpoint);
   void HandleTokenize(const HttpRequest& request, HttpConnection& conn);
@@ -102,8 +108,8 @@ class HttpServer {
 
   HttpServerOptions options_;
   ApiBackend* backend_;
-  std::optional<ChatTemplate> chat_template_;  // empty when the model's template is not recognised
-  std::string chat_template_error_;           // why (what chat requests are told)
+  std::optional<ChatPromptTemplate> chat_prompt_;  // empty when the model's template cannot be used
+  std::string chat_template_error_;               // why (what chat requests are told)
   HttpListener listener_;
   int64_t start_time_ = 0;
   std::atomic<int> active_requests_{0};

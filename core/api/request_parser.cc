@@ -4,6 +4,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "core/api/chat_prompt.h"
 #include "core/api/response_format.h"
 #include "core/api/unsupported_fields.h"
 
@@ -288,6 +289,18 @@ void ReadOpenAiCommon(FieldReader& r, const ApiLimits& limits, GenerateRequest* 
     r.Fail("best_of", "is not supported (only best_of == n)");
 }
 
+// chat_template_kwargs: an object of extra chat-template variables (not the ones the server sets).
+bool ReadTemplateKwargs(FieldReader& r, nlohmann::ordered_json* out) {
+  const json* v = r.Get("chat_template_kwargs");
+  if (!r.ok() || !v) return r.ok();
+  if (!v->is_object()) return r.Expected("chat_template_kwargs", "an object", *v);
+  for (const auto& [key, value] : v->items())
+    if (IsReservedTemplateVariable(key))
+      return r.Fail("chat_template_kwargs." + key, "is set by the server and cannot be given here");
+  *out = nlohmann::ordered_json::parse(v->dump());
+  return true;
+}
+
 }  // namespace
 
 bool ParseCompletionRequest(std::string_view body, const ApiLimits& limits, GenerateRequest* out, ApiError* error) {
@@ -385,6 +398,7 @@ bool ParseChatCompletionRequest(std::string_view body, const ApiLimits& limits, 
     out->messages.push_back(std::move(msg));
   }
   r.Bool("add_generation_prompt", &out->add_generation_prompt);
+  if (!ReadTemplateKwargs(r, &out->chat_template_kwargs)) return false;
 
   r.Bool("logprobs", &out->return_logprob);
   r.Int32("top_logprobs", 0, limits.max_logprobs, &out->top_logprobs);
@@ -448,9 +462,13 @@ bool ParseTokenizeRequest(std::string_view body, const ApiLimits& limits, Tokeni
     // Reuse the chat parser's message rules through a minimal chat body.
     GenerateRequest chat;
     json chat_body = {{"messages", *messages}};
+    for (const char* key : {"add_generation_prompt", "chat_template_kwargs"})
+      if (const json* v = r.Get(key)) chat_body[key] = *v;
     if (!ParseChatCompletionRequest(chat_body.dump(), limits, &chat, error)) return false;
     out->messages = std::move(chat.messages);
     out->has_messages = true;
+    out->add_generation_prompt = chat.add_generation_prompt;
+    out->chat_template_kwargs = std::move(chat.chat_template_kwargs);
     return r.ok();
   }
   const char* key = r.Has("text") ? "text" : "prompt";

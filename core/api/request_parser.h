@@ -33,6 +33,8 @@ struct TokenizeRequest {
   std::string text;
   std::vector<ChatMessage> messages;
   bool has_messages = false;
+  bool add_generation_prompt = true;       // with messages
+  nlohmann::ordered_json chat_template_kwargs;  // with messages
   bool add_special_tokens = true;
   std::string model;
 };

@@ -54,7 +54,10 @@ ApiNode::ApiNode(NodeContext ctx) : Node(std::move(ctx)) {
   params().DeclareString("api_key", "", "required as 'Authorization: Bearer <key>' when set", {}, true);
   params().DeclareString("admin_key", "", "required for /admin/* and /flush_cache when set", {}, true);
   params().DeclareString("served_model_name", "default", "model name clients use", {}, true);
-  params().DeclareString("chat_template", "", "force a chat template family (llama-2, llama-3, chatml, ...)", {}, true);
+  params().DeclareString("chat_template", "",
+                         "the chat template instead of the GGUF's: a Jinja file's path, or a family name "
+                         "(chatml, llama2, llama3, mistral, gemma, phi3, zephyr)",
+                         {}, true);
   params().DeclareString("required_nodes", "scheduler,worker,detokenizer", "nodes that must be ready for /health", {},
                          true);
   params().DeclareInt("max_payload", 4 << 20, 4096, 1 << 30, "largest shared-memory chunk in bytes", true);
@@ -200,6 +203,9 @@ Status ApiNode::OnConfigure() {
   o.served_model_name = params().GetString("served_model_name");
   o.chat_template_name = params().GetString("chat_template");
   if (auto t = file_->GetString("tokenizer.chat_template"); t.ok()) o.chat_template_text = *t;
+  // The template's bos_token / eos_token are the vocabulary's.
+  if (tokenizer_->bos_id() >= 0) o.chat_template_options.bos_token = std::string(tokenizer_->TokenText(tokenizer_->bos_id()));
+  if (tokenizer_->eos_id() >= 0) o.chat_template_options.eos_token = std::string(tokenizer_->TokenText(tokenizer_->eos_id()));
   server_ = std::make_unique<api::HttpServer>(o, this);
   return Status::Ok();
 }

@@ -98,7 +98,12 @@ TEST_F(HttpServerTest, CompletionNonStream) {
 
 TEST_F(HttpServerTest, ChatNonStreamRendersTemplateAndReturnsLogprobs) {
   HttpServerOptions options;
-  options.chat_template_text = "{{ '<|start_header_id|>' }}";  // recognised as llama3
+  // The model's Jinja template (a Llama 3 style one), with the vocabulary's BOS.
+  options.chat_template_text =
+      "{{ bos_token }}{% for m in messages %}<|start_header_id|>{{ m.role }}<|end_header_id|>\n\n"
+      "{{ m.content }}<|eot_id|>{% endfor %}{% if add_generation_prompt %}"
+      "<|start_header_id|>assistant<|end_header_id|>\n\n{% endif %}";
+  options.chat_template_options.bos_token = "<|begin_of_text|>";
   backend_.context_length = 1024;
   StartServer(options);
   auto [status, body] = Post("/v1/chat/completions", R"({"messages": [{"role": "user", "content": "q"}],
@@ -119,16 +124,19 @@ TEST_F(HttpServerTest, ChatNonStreamRendersTemplateAndReturnsLogprobs) {
   EXPECT_EQ(sub[0].input_ids[0], '<' + 3);
 }
 
-// A template of no known family: chat requests are refused naming it; completions still work.
-TEST_F(HttpServerTest, UnrecognisedChatTemplateIsNamedInTheChatError) {
+// A template the Jinja engine cannot use: chat requests are refused saying why and where;
+// completions still work.
+TEST_F(HttpServerTest, UnusableChatTemplateIsNamedInTheChatError) {
   HttpServerOptions options;
-  options.chat_template_text = "{% for m in messages %}<<{{ m.role }}>>{{ m.content }}{% endfor %}";
+  options.chat_template_text = "{% for m in messages %}\n{% include 'turn.jinja' %}{% endfor %}";
   StartServer(options);
   auto [status, body] = Post("/v1/chat/completions", R"({"messages": [{"role": "user", "content": "q"}],
       "max_tokens": 2})");
   EXPECT_EQ(status, 400) << body;
-  EXPECT_NE(body.find("is not one of the families this server renders"), std::string::npos) << body;
-  EXPECT_NE(body.find("<<{{ m.role }}>>"), std::string::npos) << body;
+  EXPECT_NE(body.find("the chat template (the GGUF's tokenizer.chat_template) cannot be used"), std::string::npos)
+      << body;
+  EXPECT_NE(body.find("line 2"), std::string::npos) << body;
+  EXPECT_NE(body.find("include"), std::string::npos) << body;
   auto [cstatus, cbody] = Post("/v1/completions", R"({"prompt": "hi", "max_tokens": 2})");
   EXPECT_EQ(cstatus, 200) << cbody;
 }
