@@ -55,8 +55,8 @@ struct Expr {
   std::vector<ExprPtr> items;
   std::vector<std::string> ops;  // kCompare: "==", "!=", "<", "<=", ">", ">=", "in", "notin"
   std::vector<Arg> args;
-  FilterFn filter = nullptr;  // kFilter, resolved at parse time
-  TestFn test = nullptr;      // kTest
+  FilterFn filter = nullptr;  // kFilter, resolved at parse time; null: unknown (fails if it runs)
+  TestFn test = nullptr;      // kTest, likewise
 };
 
 struct Stmt;

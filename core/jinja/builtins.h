@@ -55,5 +55,7 @@ Result<BoundArgs> BindArgs(std::string_view func, const CallArgs& args, const st
                            size_t required = 0);
 // For built-ins without parameters: fails when any argument was passed.
 Status ExpectNoArgs(std::string_view func, const CallArgs& args);
+// An argument Python uses as an integer (int or bool), failing with Python's TypeError otherwise.
+Result<int64_t> IntArg(const Value& v);
 
 }  // namespace radixserve::jinja

@@ -161,11 +161,15 @@ Result<CallArgs> Renderer::EvalArgs(const std::vector<Arg>& args) {
 }
 
 Result<Value> Renderer::Eval(const Expr& e) {
+  Status st = Nest();
+  if (!st.ok()) return Located(e.line, std::move(st));
+  Unnest unnest{&nesting_};
   Result<Value> r = EvalInner(e);
   if (!r.ok()) return Located(e.line, r.status());
   return r;
 }
 
+// Each kind of expression has its own function, so that the frames of this recursion stay small.
 Result<Value> Renderer::EvalInner(const Expr& e) {
   switch (e.kind) {
     case ExprKind::kLiteral:
@@ -173,107 +177,118 @@ Result<Value> Renderer::EvalInner(const Expr& e) {
     case ExprKind::kName:
       return Lookup(e.name);
     case ExprKind::kList:
-    case ExprKind::kTuple: {
-      std::vector<Value> items;
-      items.reserve(e.items.size());
-      for (const ExprPtr& item : e.items) {
-        RS_ASSIGN_OR_RETURN(Value v, Eval(*item));
-        items.push_back(std::move(v));
-      }
-      Value v = e.kind == ExprKind::kList ? Value::List(std::move(items)) : Value::Tuple(std::move(items));
-      RS_RETURN_IF_ERROR(CheckNesting(v));
-      return v;
-    }
-    case ExprKind::kDict: {
-      Dict dict;
-      for (size_t i = 0; i + 1 < e.items.size(); i += 2) {
-        RS_ASSIGN_OR_RETURN(Value key, Eval(*e.items[i]));
-        RS_RETURN_IF_ERROR(CheckHashable(key));
-        RS_ASSIGN_OR_RETURN(Value value, Eval(*e.items[i + 1]));
-        dict.Set(std::move(key), std::move(value));
-      }
-      Value v = Value::FromDict(std::move(dict));
-      RS_RETURN_IF_ERROR(CheckNesting(v));
-      return v;
-    }
-    case ExprKind::kGetAttr: {
-      RS_ASSIGN_OR_RETURN(Value obj, Eval(*e.a));
-      return GetAttr(obj, e.name);
-    }
+    case ExprKind::kTuple:
+    case ExprKind::kDict:
+      return EvalContainer(e);
+    case ExprKind::kGetAttr:
     case ExprKind::kGetItem: {
       RS_ASSIGN_OR_RETURN(Value obj, Eval(*e.a));
+      if (e.kind == ExprKind::kGetAttr) return GetAttr(obj, e.name);
       RS_ASSIGN_OR_RETURN(Value key, Eval(*e.b));
       return GetItem(obj, key);
     }
     case ExprKind::kSlice:
       return EvalSlice(e);
-    case ExprKind::kCall: {
-      RS_ASSIGN_OR_RETURN(Value callee, Eval(*e.a));
-      RS_ASSIGN_OR_RETURN(CallArgs args, EvalArgs(e.args));
-      return Call(callee, args);
-    }
-    case ExprKind::kFilter: {
-      Value input = block_text_;
-      if (e.a) {
-        RS_ASSIGN_OR_RETURN(input, Eval(*e.a));
-      }
-      RS_ASSIGN_OR_RETURN(CallArgs args, EvalArgs(e.args));
-      return e.filter(*this, input, args);
-    }
-    case ExprKind::kTest: {
-      RS_ASSIGN_OR_RETURN(Value input, Eval(*e.a));
-      RS_ASSIGN_OR_RETURN(CallArgs args, EvalArgs(e.args));
-      RS_ASSIGN_OR_RETURN(bool pass, e.test(*this, input, args));
-      return Value::Bool(pass);
-    }
+    case ExprKind::kCall:
+    case ExprKind::kFilter:
+    case ExprKind::kTest:
+      return EvalCall(e);
     case ExprKind::kNeg:
-    case ExprKind::kPos: {
-      RS_ASSIGN_OR_RETURN(Value v, Eval(*e.a));
-      const bool neg = e.kind == ExprKind::kNeg;
-      if (v.is_undefined()) return UndefinedError(v.str());
-      if (v.is_float()) return Value::Float(neg ? -v.as_double() : v.as_double());
-      if (v.is_int() || v.is_bool()) {
-        if (neg && v.as_int() == INT64_MIN) return PyError("OverflowError", "integer result does not fit in 64 bits");
-        return Value::Int(neg ? -v.as_int() : v.as_int());
-      }
-      return TypeError(std::string("bad operand type for unary ") + (neg ? "-" : "+") + ": '" + v.TypeName() + "'");
-    }
-    case ExprKind::kNot: {
-      RS_ASSIGN_OR_RETURN(Value v, Eval(*e.a));
-      return Value::Bool(!v.Truthy());
-    }
-    case ExprKind::kBinary: {
-      RS_ASSIGN_OR_RETURN(Value a, Eval(*e.a));
-      RS_ASSIGN_OR_RETURN(Value b, Eval(*e.b));
-      return BinaryOp(e.name, a, b, options_.limits.max_output_bytes);
-    }
-    case ExprKind::kConcat: {
-      std::string out;
-      for (const ExprPtr& item : e.items) {
-        RS_ASSIGN_OR_RETURN(Value v, Eval(*item));
-        RS_ASSIGN_OR_RETURN(std::string text, Str(v));
-        out += text;
-        RS_RETURN_IF_ERROR(CheckSize(out.size()));
-      }
-      return Value::Str(std::move(out));
-    }
+    case ExprKind::kPos:
+    case ExprKind::kNot:
+      return EvalUnary(e);
     case ExprKind::kCompare:
       return EvalCompare(e);
+    case ExprKind::kBinary:
+    case ExprKind::kConcat:
     case ExprKind::kAnd:
-    case ExprKind::kOr: {  // Python's and/or return an operand, not a bool
-      RS_ASSIGN_OR_RETURN(Value a, Eval(*e.a));
-      if (a.Truthy() == (e.kind == ExprKind::kOr)) return a;
-      return Eval(*e.b);
-    }
-    case ExprKind::kCond: {
-      RS_ASSIGN_OR_RETURN(Value cond, Eval(*e.b));
-      if (cond.Truthy()) return Eval(*e.a);
-      if (e.c) return Eval(*e.c);
-      return Value::Undefined("the inline if-expression on line " + std::to_string(e.line) +
-                              " evaluated to false and no else section was defined.");
-    }
+    case ExprKind::kOr:
+    case ExprKind::kCond:
+      return EvalOperator(e);
   }
   return Status::Internal("unknown expression");
+}
+
+Result<Value> Renderer::EvalContainer(const Expr& e) {
+  Value v;
+  if (e.kind == ExprKind::kDict) {
+    Dict dict;
+    for (size_t i = 0; i + 1 < e.items.size(); i += 2) {
+      RS_ASSIGN_OR_RETURN(Value key, Eval(*e.items[i]));
+      RS_RETURN_IF_ERROR(CheckHashable(key));
+      RS_ASSIGN_OR_RETURN(Value value, Eval(*e.items[i + 1]));
+      dict.Set(std::move(key), std::move(value));
+    }
+    v = Value::FromDict(std::move(dict));
+  } else {
+    std::vector<Value> items;
+    items.reserve(e.items.size());
+    for (const ExprPtr& item : e.items) {
+      RS_ASSIGN_OR_RETURN(Value x, Eval(*item));
+      items.push_back(std::move(x));
+    }
+    v = e.kind == ExprKind::kList ? Value::List(std::move(items)) : Value::Tuple(std::move(items));
+  }
+  RS_RETURN_IF_ERROR(CheckNesting(v));
+  return v;
+}
+
+// Calls, filters and tests: the callee or input, then the arguments.
+Result<Value> Renderer::EvalCall(const Expr& e) {
+  Value input = block_text_;  // a filter without input filters the text of its block
+  if (e.a) {
+    RS_ASSIGN_OR_RETURN(input, Eval(*e.a));
+  }
+  RS_ASSIGN_OR_RETURN(CallArgs args, EvalArgs(e.args));
+  if (e.kind == ExprKind::kCall) return Call(input, args);
+  if (e.kind == ExprKind::kFilter) {
+    if (e.filter == nullptr) return Status::Unsupported("unknown filter '" + e.name + "'");
+    return e.filter(*this, input, args);
+  }
+  if (e.test == nullptr) return Status::Unsupported("unknown test '" + e.name + "'");
+  RS_ASSIGN_OR_RETURN(bool pass, e.test(*this, input, args));
+  return Value::Bool(pass);
+}
+
+Result<Value> Renderer::EvalUnary(const Expr& e) {
+  RS_ASSIGN_OR_RETURN(Value v, Eval(*e.a));
+  if (e.kind == ExprKind::kNot) return Value::Bool(!v.Truthy());
+  const bool neg = e.kind == ExprKind::kNeg;
+  if (v.is_undefined()) return UndefinedError(v.str());
+  if (v.is_float()) return Value::Float(neg ? -v.as_double() : v.as_double());
+  if (v.is_int() || v.is_bool()) {
+    if (neg && v.as_int() == INT64_MIN) return PyError("OverflowError", "integer result does not fit in 64 bits");
+    return Value::Int(neg ? -v.as_int() : v.as_int());
+  }
+  return TypeError(std::string("bad operand type for unary ") + (neg ? "-" : "+") + ": '" + v.TypeName() + "'");
+}
+
+// Binary operators, ~, and/or (which return an operand, not a bool) and the inline if.
+Result<Value> Renderer::EvalOperator(const Expr& e) {
+  if (e.kind == ExprKind::kConcat) {
+    std::string out;
+    for (const ExprPtr& item : e.items) {
+      RS_ASSIGN_OR_RETURN(Value v, Eval(*item));
+      RS_ASSIGN_OR_RETURN(std::string text, Str(v));
+      out += text;
+      RS_RETURN_IF_ERROR(CheckSize(out.size()));
+    }
+    return Value::Str(std::move(out));
+  }
+  if (e.kind == ExprKind::kCond) {
+    RS_ASSIGN_OR_RETURN(Value cond, Eval(*e.b));
+    if (cond.Truthy()) return Eval(*e.a);
+    if (e.c) return Eval(*e.c);
+    return Value::Undefined("the inline if-expression on line " + std::to_string(e.line) +
+                            " evaluated to false and no else section was defined.");
+  }
+  RS_ASSIGN_OR_RETURN(Value a, Eval(*e.a));
+  if (e.kind == ExprKind::kAnd || e.kind == ExprKind::kOr) {
+    if (a.Truthy() == (e.kind == ExprKind::kOr)) return a;
+    return Eval(*e.b);
+  }
+  RS_ASSIGN_OR_RETURN(Value b, Eval(*e.b));
+  return BinaryOp(e.name, a, b, options_.limits.max_output_bytes);
 }
 
 Result<Value> Renderer::EvalCompare(const Expr& e) {

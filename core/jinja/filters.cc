@@ -32,6 +32,14 @@ bool ParsePyFloat(std::string_view text, double* out) {
   return end == s.c_str() + s.size() && s.find_first_of("xXpP") == std::string::npos;
 }
 
+// Python's " " * width for an indent given as a number (a string indent is used as it is).
+Result<std::string> Indention(Renderer& r, const Value& width) {
+  if (width.is_string()) return width.str();
+  RS_ASSIGN_OR_RETURN(const int64_t n, IntArg(width));
+  RS_RETURN_IF_ERROR(r.CheckSize(static_cast<size_t>(std::max<int64_t>(n, 0))));
+  return std::string(static_cast<size_t>(std::max<int64_t>(n, 0)), ' ');
+}
+
 Result<Value> Tojson(Renderer& r, const Value& v, const CallArgs& args) {
   RS_ASSIGN_OR_RETURN(BoundArgs a, BindArgs("tojson", args, {"ensure_ascii", "indent", "separators", "sort_keys"}));
   JsonDumpOptions o;
@@ -39,13 +47,7 @@ Result<Value> Tojson(Renderer& r, const Value& v, const CallArgs& args) {
   o.ensure_ascii = a.has(0) && a[0].Truthy();
   o.sort_keys = a.has(3) && a[3].Truthy();
   if (a.has(1) && !a[1].is_none()) {
-    if (a[1].is_string()) {
-      o.indent = a[1].str();
-    } else if (a[1].is_int() || a[1].is_bool()) {
-      o.indent = std::string(static_cast<size_t>(std::max<int64_t>(0, std::min<int64_t>(a[1].as_int(), 1024))), ' ');
-    } else {
-      return TypeError("can't multiply sequence by non-int of type '" + a[1].TypeName() + "'");
-    }
+    RS_ASSIGN_OR_RETURN(o.indent, Indention(r, a[1]));
     o.item_separator = ",";
   }
   if (a.has(2) && !a[2].is_none()) {
@@ -120,8 +122,7 @@ Result<Value> Replace(Renderer& r, const Value& v, const CallArgs& args) {
   RS_ASSIGN_OR_RETURN(BoundArgs a, BindArgs("replace", args, {"old", "new", "count"}, 2));
   int64_t count = -1;
   if (a.has(2) && !a[2].is_none()) {
-    if (!a[2].is_int()) return TypeError("'" + a[2].TypeName() + "' object cannot be interpreted as an integer");
-    count = a[2].as_int();
+    RS_ASSIGN_OR_RETURN(count, IntArg(a[2]));
   }
   RS_ASSIGN_OR_RETURN(const std::string s, r.Str(v));
   RS_ASSIGN_OR_RETURN(const std::string old, r.Str(a[0]));
@@ -166,6 +167,7 @@ Result<Value> ForceEscape(Renderer& r, const Value& v, const CallArgs& args) {
 Result<Value> Int(Renderer& r, const Value& v, const CallArgs& args) {
   RS_ASSIGN_OR_RETURN(BoundArgs a, BindArgs("int", args, {"default", "base"}));
   const Value fallback = a.has(0) ? a[0] : Value::Int(0);
+  if (v.is_undefined()) return UndefinedError(v.str());  // int(Undefined) raises
   if (v.is_int() || v.is_bool()) return Value::Int(v.as_int());
   double d = 0;
   if (v.is_float()) {
@@ -190,6 +192,7 @@ Result<Value> Int(Renderer& r, const Value& v, const CallArgs& args) {
 
 Result<Value> Float(Renderer& r, const Value& v, const CallArgs& args) {
   RS_ASSIGN_OR_RETURN(BoundArgs a, BindArgs("float", args, {"default"}));
+  if (v.is_undefined()) return UndefinedError(v.str());  // float(Undefined) raises
   if (v.is_number()) return Value::Float(v.as_double());
   double d = 0;
   if (v.is_string() && ParsePyFloat(v.str(), &d)) return Value::Float(d);
@@ -199,13 +202,19 @@ Result<Value> Float(Renderer& r, const Value& v, const CallArgs& args) {
 Result<Value> Abs(Renderer& r, const Value& v, const CallArgs& args) {
   RS_RETURN_IF_ERROR(ExpectNoArgs("abs", args));
   if (v.is_float()) return Value::Float(std::fabs(v.as_double()));
-  if (v.is_int() || v.is_bool()) return Value::Int(v.as_int() < 0 ? -v.as_int() : v.as_int());
+  if (v.is_int() || v.is_bool()) {
+    if (v.as_int() == INT64_MIN) return PyError("OverflowError", "integer result does not fit in 64 bits");
+    return Value::Int(v.as_int() < 0 ? -v.as_int() : v.as_int());
+  }
   return TypeError("bad operand type for abs(): '" + v.TypeName() + "'");
 }
 
 Result<Value> Round(Renderer& r, const Value& v, const CallArgs& args) {
   RS_ASSIGN_OR_RETURN(BoundArgs a, BindArgs("round", args, {"precision", "method"}));
-  const int64_t precision = a.has(0) ? a[0].as_int() : 0;
+  int64_t precision = 0;
+  if (a.has(0)) {
+    RS_ASSIGN_OR_RETURN(precision, IntArg(a[0]));
+  }
   const std::string method = a.has(1) ? PyStr(a[1]) : "common";
   if (method != "common" && method != "ceil" && method != "floor") {
     return PyError("FilterArgumentError", "method must be common, ceil or floor");
@@ -242,10 +251,7 @@ Result<Value> Indent(Renderer& r, const Value& v, const CallArgs& args) {
   RS_ASSIGN_OR_RETURN(BoundArgs a, BindArgs("indent", args, {"width", "first", "blank"}));
   std::string indention = "    ";
   if (a.has(0)) {
-    indention =
-        a[0].is_string()
-            ? a[0].str()
-            : std::string(static_cast<size_t>(std::max<int64_t>(0, std::min<int64_t>(a[0].as_int(), 1024))), ' ');
+    RS_ASSIGN_OR_RETURN(indention, Indention(r, a[0]));
   }
   const bool first = a.has(1) && a[1].Truthy();
   const bool blank = a.has(2) && a[2].Truthy();
@@ -268,7 +274,10 @@ Result<Value> Indent(Renderer& r, const Value& v, const CallArgs& args) {
 Result<Value> Center(Renderer& r, const Value& v, const CallArgs& args) {
   RS_ASSIGN_OR_RETURN(BoundArgs a, BindArgs("center", args, {"width"}));
   RS_ASSIGN_OR_RETURN(const std::string s, r.Str(v));
-  const int64_t width = a.has(0) ? a[0].as_int() : 80;
+  int64_t width = 80;
+  if (a.has(0)) {
+    RS_ASSIGN_OR_RETURN(width, IntArg(a[0]));
+  }
   const int64_t len = static_cast<int64_t>(CodepointCount(s));
   if (width <= len) return Value::Str(s);
   RS_RETURN_IF_ERROR(r.CheckSize(static_cast<size_t>(width)));

@@ -261,7 +261,7 @@ Result<Value> Sum(Renderer& r, const Value& v, const CallArgs& args) {
 
 Result<Value> Batch(Renderer& r, const Value& v, const CallArgs& args) {
   RS_ASSIGN_OR_RETURN(BoundArgs a, BindArgs("batch", args, {"linecount", "fill_with"}, 1));
-  const int64_t n = a[0].as_int();
+  RS_ASSIGN_OR_RETURN(const int64_t n, IntArg(a[0]));
   return Generate([&](std::vector<Value>* out) -> Status {
     RS_ASSIGN_OR_RETURN(std::vector<Value> items, Walk(r, v));
     std::vector<Value> row;

@@ -42,6 +42,11 @@ Result<BoundArgs> BindArgs(std::string_view func, const CallArgs& args, const st
 
 Status ExpectNoArgs(std::string_view func, const CallArgs& args) { return BindArgs(func, args, {}).status(); }
 
+Result<int64_t> IntArg(const Value& v) {
+  if (v.is_int() || v.is_bool()) return v.as_int();
+  return TypeError(std::string("'") + v.TypeName() + "' object cannot be interpreted as an integer");
+}
+
 namespace {
 
 // The sandbox's cap on range() (jinja2's MAX_RANGE).
@@ -53,11 +58,7 @@ Result<Value> Range(const CallArgs& args) {
   if (n < 1 || n > 3) return TypeError("range expected at most 3 arguments, got " + std::to_string(n));
   int64_t bounds[3] = {0, 0, 1};
   for (size_t i = 0; i < n; ++i) {
-    const Value& v = args.positional[i];
-    if (!v.is_int() && !v.is_bool()) {
-      return TypeError(std::string("'") + v.TypeName() + "' object cannot be interpreted as an integer");
-    }
-    bounds[n == 1 ? 1 : i] = v.as_int();
+    RS_ASSIGN_OR_RETURN(bounds[n == 1 ? 1 : i], IntArg(args.positional[i]));
   }
   const auto [start, stop, step] = bounds;
   if (step == 0) return ValueError("range() arg 3 must not be zero");

@@ -59,7 +59,10 @@ Result<Value> CallStrMethod(Renderer& r, const std::string& s, std::string_view 
   if (name == "split" || name == "rsplit") {
     RS_ASSIGN_OR_RETURN(BoundArgs a, BindArgs(name, args, {"sep", "maxsplit"}));
     RS_ASSIGN_OR_RETURN(auto sep, OptionalStr(a, 0, name));
-    const int64_t maxsplit = a.has(1) ? a[1].as_int() : -1;
+    int64_t maxsplit = -1;
+    if (a.has(1)) {
+      RS_ASSIGN_OR_RETURN(maxsplit, IntArg(a[1]));
+    }
     if (sep && sep->empty()) return ValueError("empty separator");
     if (!sep) {
       if (name == "split" || maxsplit < 0) return StrList(PySplitWhitespace(s, maxsplit));
@@ -96,7 +99,11 @@ Result<Value> CallStrMethod(Renderer& r, const std::string& s, std::string_view 
   if (name == "replace") {
     RS_ASSIGN_OR_RETURN(BoundArgs a, BindArgs(name, args, {"old", "new", "count"}, 2));
     if (!a[0].is_string() || !a[1].is_string()) return TypeError("replace() argument must be str");
-    std::string out = PyReplace(s, a[0].str(), a[1].str(), a.has(2) ? a[2].as_int() : -1);
+    int64_t count = -1;
+    if (a.has(2)) {
+      RS_ASSIGN_OR_RETURN(count, IntArg(a[2]));
+    }
+    std::string out = PyReplace(s, a[0].str(), a[1].str(), count);
     RS_RETURN_IF_ERROR(r.CheckSize(out.size()));
     return Value::Str(std::move(out));
   }

@@ -385,8 +385,7 @@ Result<ExprPtr> Parser::ParseFilter(ExprPtr node, bool start_inline) {
       e->name += "." + cur().value;
       next();
     }
-    e->filter = FindFilter(e->name);
-    if (e->filter == nullptr) return Unsupported(e->line, "unknown filter '" + e->name + "'");
+    e->filter = FindFilter(e->name);  // null: unknown, see CheckNames
     if (IsOp("(")) RS_RETURN_IF_ERROR(ParseCallArgs(&e->args));
     e->a = std::move(node);
     node = std::move(e);
@@ -402,8 +401,7 @@ Result<ExprPtr> Parser::ParseTest(ExprPtr node) {
   ExprPtr e = NewExpr(ExprKind::kTest, line);
   e->name = cur().value;
   next();
-  e->test = FindTest(e->name);
-  if (e->test == nullptr) return Unsupported(line, "unknown test '" + e->name + "'");
+  e->test = FindTest(e->name);  // null: unknown, see CheckNames
   const TokenType t = cur().type;
   if (IsOp("(")) {
     RS_RETURN_IF_ERROR(ParseCallArgs(&e->args));

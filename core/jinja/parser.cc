@@ -20,7 +20,56 @@ Result<Body> Parser::ParseAll() {
   Body body;
   RS_RETURN_IF_ERROR(ParseBody(&body, {}));
   if (cur().type != TokenType::kEof) return Fail("unexpected " + Describe(cur()));
+  RS_RETURN_IF_ERROR(CheckNames(body, false));
   return body;
+}
+
+Status Parser::CheckNames(const Expr* e, bool soft) const {
+  if (e == nullptr) return Status::Ok();
+  if (!soft && ((e->kind == ExprKind::kFilter && !e->filter) || (e->kind == ExprKind::kTest && !e->test))) {
+    return Unsupported(
+        e->line, std::string(e->kind == ExprKind::kFilter ? "unknown filter '" : "unknown test '") + e->name + "'");
+  }
+  soft = soft || e->kind == ExprKind::kCond;
+  for (const Expr* child : {e->a.get(), e->b.get(), e->c.get()}) RS_RETURN_IF_ERROR(CheckNames(child, soft));
+  for (const ExprPtr& item : e->items) RS_RETURN_IF_ERROR(CheckNames(item.get(), soft));
+  for (const Arg& arg : e->args) RS_RETURN_IF_ERROR(CheckNames(arg.value.get(), soft));
+  return Status::Ok();
+}
+
+Status Parser::CheckNames(const Body& body, bool soft) const {
+  for (const StmtPtr& s : body) {
+    switch (s->kind) {
+      case StmtKind::kIf:
+        for (const IfBranch& branch : s->branches) {
+          RS_RETURN_IF_ERROR(CheckNames(branch.cond.get(), true));
+          RS_RETURN_IF_ERROR(CheckNames(branch.body, true));
+        }
+        break;
+      case StmtKind::kFor:
+        RS_RETURN_IF_ERROR(CheckNames(s->expr.get(), soft));
+        RS_RETURN_IF_ERROR(CheckNames(s->cond.get(), false));
+        RS_RETURN_IF_ERROR(CheckNames(s->body, false));
+        RS_RETURN_IF_ERROR(CheckNames(s->else_body, false));
+        break;
+      case StmtKind::kWith:
+        for (const auto& assign : s->assigns) RS_RETURN_IF_ERROR(CheckNames(assign.second.get(), soft));
+        RS_RETURN_IF_ERROR(CheckNames(s->body, false));
+        break;
+      case StmtKind::kMacro:
+        for (const MacroParam& param : s->params) RS_RETURN_IF_ERROR(CheckNames(param.default_value.get(), false));
+        RS_RETURN_IF_ERROR(CheckNames(s->body, false));
+        break;
+      case StmtKind::kSetBlock:
+      case StmtKind::kFilterBlock:
+        RS_RETURN_IF_ERROR(CheckNames(s->expr.get(), false));
+        RS_RETURN_IF_ERROR(CheckNames(s->body, false));
+        break;
+      default:  // text, output, set, break, continue
+        RS_RETURN_IF_ERROR(CheckNames(s->expr.get(), soft));
+    }
+  }
+  return Status::Ok();
 }
 
 // ---------------------------------------------------------------- tokens

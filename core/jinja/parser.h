@@ -7,7 +7,8 @@
 // Statements: if/elif/else, for (with `if` filter, else, loop.*), set (plain, tuple, ns.attr,
 // block), macro, filter blocks, with, print, break, continue, and transformers' {% generation %}
 // (renders its body). include/import/extends/block/call and recursive loops are refused
-// (kUnsupported), as are unknown filters and tests.
+// (kUnsupported), as are unknown filters and tests, except inside an if or inline if, where jinja2
+// too fails only if they run.
 //
 // A Parser is used once, from one thread.
 #pragma once
@@ -42,6 +43,11 @@ class Parser {
   Result<StmtPtr> ParseFilterBlock();
   Result<StmtPtr> ParseWith();
   Result<Target> ParseTarget(bool allow_attr, bool allow_tuple, std::string_view end_name);
+  // Unknown filters and tests fail the parse, except where jinja2 only fails when they run: in an
+  // if statement or inline if of the same scope ("soft"; loop, macro, block-set, filter and with
+  // bodies start a new scope).
+  Status CheckNames(const Body& body, bool soft) const;
+  Status CheckNames(const Expr* e, bool soft) const;
 
   // Expressions (parse_expr.cc).
   Result<ExprPtr> ParseExpression(bool with_condexpr = true);

@@ -28,6 +28,7 @@ Result<std::string> Renderer::Render(const Body& body, const nlohmann::ordered_j
     root_->vars[key] = std::move(value);
   }
   scope_ = root_;
+  stack_base_ = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
   std::string out;
   out_ = &out;
   RS_RETURN_IF_ERROR(Exec(body));
@@ -39,7 +40,9 @@ Value Renderer::NewNamespace(Dict attrs, bool is_loop) {
   ns->attrs = std::move(attrs);
   ns->is_loop = is_loop;
   if (namespaces_.size() >= 64 && namespaces_.size() == namespaces_.capacity()) {
+    // Drop the freed ones; keep at least half the room free so that compacting stays amortised O(1).
     std::erase_if(namespaces_, [](const std::weak_ptr<Namespace>& w) { return w.expired(); });
+    if (namespaces_.size() * 2 > namespaces_.capacity()) namespaces_.reserve(namespaces_.capacity() * 2);
   }
   namespaces_.push_back(ns);
   return Value::FromNamespace(std::move(ns));
@@ -72,9 +75,25 @@ Status Renderer::Write(std::string_view text) {
   return Status::Ok();
 }
 
+Status Renderer::Nest() {
+  // A level takes about a kilobyte of stack (several under sanitizers): both bounds keep a render
+  // well inside a thread's stack. The count makes the limit the same everywhere; the measured
+  // stack use is the backstop for builds with larger frames.
+  constexpr int kMaxLevels = 1000;
+  constexpr uintptr_t kMaxStackBytes = 2 << 20;
+  const auto here = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  const uintptr_t used = stack_base_ > here ? stack_base_ - here : here - stack_base_;
+  if (++nesting_ <= kMaxLevels && used <= kMaxStackBytes) return Status::Ok();
+  --nesting_;
+  return LimitError("the render nests too deeply (statements, expressions and macro calls together)");
+}
+
 Status Renderer::Exec(const Body& body) {
   for (const StmtPtr& s : body) {
-    Status st = ExecStmt(*s);
+    Status st = Nest();
+    if (!st.ok()) return Located(s->line, std::move(st));
+    Unnest unnest{&nesting_};
+    st = ExecStmt(*s);
     if (!st.ok()) return Located(s->line, std::move(st));
     if (jump_ != Jump::kNone) break;
   }

@@ -12,6 +12,7 @@
 // raise_exception's, which keep the template's message unchanged.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -79,11 +80,22 @@ class Renderer {
   Result<Value> Eval(const Expr& e);
   Result<Value> EvalInner(const Expr& e);
   Result<CallArgs> EvalArgs(const std::vector<Arg>& args);
+  Result<Value> EvalContainer(const Expr& e);
+  Result<Value> EvalCall(const Expr& e);
+  Result<Value> EvalUnary(const Expr& e);
+  Result<Value> EvalOperator(const Expr& e);
   Result<Value> EvalCompare(const Expr& e);
   Result<Value> EvalSlice(const Expr& e);
   Value Lookup(const std::string& name) const;
   // Prefixes "line N: " to the first error of the render (raise_exception's excepted).
   Status Located(int line, Status status);
+  // Counts one level of evaluation (statement or expression); fails past 1000 levels or 2 MiB of
+  // stack, so that recursion through macros cannot exhaust the stack.
+  Status Nest();
+  struct Unnest {
+    int* n;
+    ~Unnest() { --*n; }
+  };
 
   const RenderOptions& options_;
   std::shared_ptr<Scope> root_;
@@ -92,6 +104,8 @@ class Renderer {
   Value block_text_;  // the captured text a {% filter %} chain filters
   int64_t iterations_ = 0;
   int call_depth_ = 0;
+  int nesting_ = 0;           // statements and expressions being evaluated, macro calls included
+  uintptr_t stack_base_ = 0;  // the stack address where Render started
   Jump jump_ = Jump::kNone;
   bool located_ = false;
   std::vector<std::weak_ptr<Namespace>> namespaces_;  // every namespace of this render

@@ -21,8 +21,9 @@
 //   kFailedPrecondition  a runtime error jinja2 would raise as a Python exception, e.g.
 //                        "line 12: TypeError: can only concatenate str (not "NoneType") to str"
 //   kCorrupt             Parse: a syntax error, e.g. "line 3: syntax error: unexpected '}'"
-//   kUnsupported         Parse: something this engine does not implement, e.g.
-//                        "line 12: unknown filter 'xmlattr'", "line 1: the 'include' tag ..."
+//   kUnsupported         something this engine does not implement, e.g. "line 12: unknown
+//                        filter 'xmlattr'", "line 1: the 'include' tag ..." (from Parse; from
+//                        Render for an unknown filter or test inside an if, as jinja2 does)
 //   kResourceExhausted   a limit was reached (source size, nesting, iterations, depth, output)
 //
 // A Template is immutable after Parse; Render may be called from any number of threads at once.

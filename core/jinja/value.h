@@ -2,9 +2,9 @@
 //
 // Kinds: Undefined (a missing variable, key or attribute; carries the message an error about it
 // would give), None, bool, int (int64), float (double), str (UTF-8; a "markup" bit marks the
-// result of |safe), list (also tuple and the dict views, which differ only in repr), dict
-// (insertion-ordered), namespace (namespace() objects and a loop's `loop`), and callable (global
-// functions, bound methods, macros).
+// result of |safe), list (with the other list-like kinds: tuple, range, dict views, generators;
+// see ListKind), dict (insertion-ordered), namespace (namespace() objects and a loop's `loop`),
+// and callable (global functions, bound methods, macros).
 //
 // Lists, dicts and strings are immutable and shared: copying a Value is cheap. A namespace is the
 // one mutable kind (`{% set ns.x = ... %}`), shared by reference like a Python object. Lists and

@@ -38,11 +38,22 @@ TEST(JinjaErrorTest, UnsupportedConstructsAreRefusedAtParse) {
   Status st = ParseError("a\nb\n{{ x | xmlattr }}");
   EXPECT_EQ(st.code(), StatusCode::kUnsupported);
   EXPECT_EQ(st.message(), "line 3: unknown filter 'xmlattr'");
-  EXPECT_EQ(ParseError("{% if false %}{{ x is foo }}{% endif %}").message(), "line 1: unknown test 'foo'");
+  EXPECT_EQ(ParseError("{% for x in y %}{{ x is foo }}{% endfor %}").message(), "line 1: unknown test 'foo'");
   for (const char* tag : {"include 'a'", "import 'a' as b", "extends 'a'", "block b", "from 'a' import b"}) {
     st = ParseError(std::string("{% ") + tag + " %}");
     EXPECT_EQ(st.code(), StatusCode::kUnsupported) << tag;
   }
+}
+
+TEST(JinjaErrorTest, UnknownFiltersInsideAnIfFailOnlyWhenTheyRun) {
+  // As in jinja2: an if statement or inline if defers the check to the moment the filter runs.
+  EXPECT_EQ(Render("{% if false %}{{ x|xmlattr }}{% endif %}{{ 1 if true else x|xmlattr }}ok"), "1ok");
+  const Status st = RenderError("{% if true %}\n{{ x|xmlattr }}{% endif %}");
+  EXPECT_EQ(st.code(), StatusCode::kUnsupported);
+  EXPECT_EQ(st.message(), "line 2: unknown filter 'xmlattr'");
+  // A loop or macro body inside the if is checked at parse again.
+  EXPECT_EQ(ParseError("{% if false %}{% for i in x %}{{ i|xmlattr }}{% endfor %}{% endif %}").code(),
+            StatusCode::kUnsupported);
 }
 
 TEST(JinjaErrorTest, RuntimeErrorsNameTheLineOfTheFailingExpression) {
@@ -89,8 +100,14 @@ TEST(JinjaLimitTest, MacroCallDepth) {
   const Status st = RenderError(rec + "{{ r(10) }}", {}, limits);
   EXPECT_EQ(st.code(), StatusCode::kResourceExhausted);
   EXPECT_EQ(st.message(), "line 1: macro calls nest deeper than 10");
-  // Unbounded recursion stops at the default depth instead of overflowing the stack.
+  // Unbounded recursion stops at the default depth instead of overflowing the stack, also when
+  // each call nests deep expressions.
   EXPECT_EQ(RenderError("{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}").code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(RenderError("{% macro r(n) %}{% if n ~ 0 %}{{ " + std::string(90, '-') +
+                        "r(n - 2) }}{% endif %}"
+                        "{% endmacro %}{{ r(5) }}")
+                .code(),
+            StatusCode::kResourceExhausted);
 }
 
 TEST(JinjaLimitTest, OutputAndBuiltStrings) {
