@@ -56,17 +56,7 @@ class Gemma4Parser final : public MarkupParser {
       case Stage::kArguments:
         return ReadArguments();
       case Stage::kClose:
-        switch (MatchMarkup("<tool_call|>", &length)) {
-          case Prefix::kYes:
-            ResumeContent(pos() + length);
-            return true;
-          case Prefix::kNo:
-            ResumeContent(pos());
-            return true;
-          case Prefix::kMaybe:
-            return false;
-        }
-        return false;
+        return CloseBlock("<tool_call|>");
     }
     return false;
   }

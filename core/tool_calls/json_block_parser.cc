@@ -52,18 +52,7 @@ class JsonBlockParser final : public MarkupParser {
       }
       return true;
     }
-    size_t length = 0;
-    switch (MatchMarkup(config_.close, &length)) {
-      case Prefix::kYes:
-        ResumeContent(pos() + length);
-        return true;
-      case Prefix::kNo:
-        ResumeContent(pos());
-        return true;
-      case Prefix::kMaybe:
-        return false;
-    }
-    return false;
+    return CloseBlock(config_.close);
   }
 
   void EndOfOutputInMarkup() override {

@@ -55,6 +55,23 @@ class MarkupParser : public ParserCore {
     return MatchAfterSpace(Unread(), literal, /*at_end=*/false, length);
   }
 
+  // The markup that closes a call block, at pos(): content resumes after it, or at pos() when
+  // something else is there (the block had no closing marker). False while still undecided.
+  bool CloseBlock(std::string_view close) {
+    size_t length = 0;
+    switch (MatchMarkup(close, &length)) {
+      case Prefix::kYes:
+        ResumeContent(pos() + length);
+        return true;
+      case Prefix::kNo:
+        ResumeContent(pos());
+        return true;
+      case Prefix::kMaybe:
+        return false;
+    }
+    return false;
+  }
+
   size_t markup_start() const { return markup_start_; }
   // The call markup ended before `resume`: content resumes there.
   void ResumeContent(size_t resume);

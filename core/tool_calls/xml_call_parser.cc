@@ -151,17 +151,7 @@ class XmlCallParser final : public MarkupParser {
           ResumeContent(pos());
           return true;
         }
-        switch (MatchMarkup(syntax_.block_close, &length)) {
-          case Prefix::kYes:
-            ResumeContent(pos() + length);
-            return true;
-          case Prefix::kNo:
-            ResumeContent(pos());
-            return true;
-          case Prefix::kMaybe:
-            return false;
-        }
-        return false;
+        return CloseBlock(syntax_.block_close);
     }
     return false;
   }
