@@ -2,7 +2,12 @@
 
 #include <cstring>
 
+#include "core/grammar/grammar_spec.h"
+
 namespace radixserve::nodes {
+
+// The transport checks grammar kinds against its own bound: the last kind must be it.
+static_assert(static_cast<uint8_t>(grammar::GrammarKind::kStructural) == transport::kMaxGrammarKind);
 
 using transport::TokenizedRequestMsg;
 

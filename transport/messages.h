@@ -30,7 +30,7 @@ inline constexpr uint32_t kMaxTextBytes = 1u << 24;
 inline constexpr uint32_t kMaxTopLogprobs = 20;
 inline constexpr uint32_t kMaxKeyBytes = 4096;  // a cache salt or a routing key
 inline constexpr uint32_t kMaxGrammarBytes = 1u << 20;  // one request's grammar text (GrammarLimits)
-inline constexpr uint8_t kMaxGrammarKind = 5;  // grammar::GrammarKind::kChoice
+inline constexpr uint8_t kMaxGrammarKind = 6;  // grammar::GrammarKind::kStructural (pinned in nodes/request_codec.cc)
 inline constexpr uint8_t kMaxCacheEventKind = 2;  // sched::CacheEvent::Kind::kCleared
 
 static_assert(std::is_trivially_copyable_v<SamplingParams>);

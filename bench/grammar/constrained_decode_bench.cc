@@ -18,11 +18,17 @@
 // prompts' prefill. The table shows the median run of each mode and their ratio.
 //
 //   constrained_decode_bench [--type q4_0] [--threads 2] [--tokens 128] [--rounds 3]
-//                            [--batches 1,16] [--schema records|strings] [--overlap 1|0] [--vocab PATH] [--dir /tmp]
+//                            [--batches 1,16] [--schema records|strings|tools] [--overlap 1|0] [--vocab PATH] [--dir /tmp]
 //                            [--model PATH]
 //
 // --model measures an existing GGUF (it must carry a tokenizer) instead of generating one.
-// --schema: records (default; mostly structure tokens) or strings (mostly inside one string).
+// --schema: records (default; mostly structure tokens), strings (mostly inside one string), or
+// tools: the lazy grammar of tool_choice "auto" with ten tools (Hermes syntax): free text until
+// "<tool_call>", so it measures what a dormant lazy grammar costs per token.
+//
+// Then, with tools (issue 40), time to first token of a chat prompt carrying ten tools, rendered by
+// Qwen2.5's chat template (../shared/templates): a first request, then the same tools with another
+// question, whose tools prefix comes from the radix cache (cached / prompt tokens shown).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -36,6 +42,9 @@
 #include <unistd.h>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "core/api/chat_prompt.h"
 #include "core/gguf/gguf_reader.h"
 #include "core/grammar/grammar_cache.h"
 #include "core/grammar/matcher.h"
@@ -46,6 +55,7 @@
 #include "core/scheduler/params.h"
 #include "core/scheduler/scheduler.h"
 #include "core/tokenizer/tokenizer.h"
+#include "core/tool_calls/call_grammar.h"
 #include "core/worker/model_worker.h"
 #include "plugins/cache/radix/radix_cache.h"
 #include "plugins/policy/lpm/lpm_policy.h"
@@ -92,6 +102,9 @@ double Median(std::vector<double> v) {
 // One run's outcome: its time and, per sequence, the tokens it generated and how it ended.
 struct RunResult {
   double secs = 0;
+  double first_output_s = -1;  // Submit to the first output of any sequence
+  int32_t prompt_tokens = 0;   // of the last sequence reported
+  int32_t cached_tokens = 0;
   int64_t tokens = 0;
   std::map<uint64_t, std::vector<int32_t>> outputs;
   std::map<uint64_t, FinishReason> finish;
@@ -152,7 +165,7 @@ class Engine {
   Result<RunResult> Run(int n, int max_new_tokens, const grammar::GrammarSpec& spec) {
     RunResult r;
     current_ = &r;
-    const auto t0 = Clock::now();
+    const auto t0 = start_ = Clock::now();
     for (int i = 0; i < n; ++i) {
       sched::TokenizedRequest g;
       g.rid = ++next_rid_;
@@ -177,6 +190,26 @@ class Engine {
     return r;
   }
 
+  // One request of `ids`, max_new_tokens 1, greedy: its time to first token and cache hit.
+  Result<RunResult> RunPrompt(std::vector<int32_t> ids) {
+    RunResult r;
+    current_ = &r;
+    start_ = Clock::now();
+    sched::TokenizedRequest g;
+    g.rid = ++next_rid_;
+    rid_index_[g.rid] = 0;
+    g.input_ids = std::move(ids);
+    g.sampling.temperature = 0.0f;
+    g.sampling.max_new_tokens = 1;
+    g.sampling.ignore_eos = true;
+    scheduler_->Submit(std::move(g));
+    Status s = scheduler_->RunUntilIdle();
+    r.secs = std::chrono::duration<double>(Clock::now() - start_).count();
+    current_ = nullptr;
+    RS_RETURN_IF_ERROR(s);
+    return r;
+  }
+
   const Tokenizer& tokenizer() const { return *tokenizer_; }
   grammar::GrammarCache& grammars() { return *grammars_; }
   const sched::Scheduler& scheduler() const { return *scheduler_; }
@@ -186,7 +219,13 @@ class Engine {
   Engine() = default;
   void OnOutput(const sched::BatchTokenIdOut& out) {
     if (current_ == nullptr) return;
+    if (current_->first_output_s < 0 && !out.outputs.empty())
+      current_->first_output_s = std::chrono::duration<double>(Clock::now() - start_).count();
     for (const auto& o : out.outputs) {
+      if (o.prompt_tokens > 0) {
+        current_->prompt_tokens = o.prompt_tokens;
+        current_->cached_tokens = o.cached_tokens;
+      }
       const uint64_t i = rid_index_[o.rid];
       auto& ids = current_->outputs[i];
       ids.insert(ids.end(), o.output_ids.begin(), o.output_ids.end());
@@ -202,6 +241,7 @@ class Engine {
   std::shared_ptr<grammar::GrammarCache> grammars_;
   std::unique_ptr<sched::Scheduler> scheduler_;
   RunResult* current_ = nullptr;
+  Clock::time_point start_;
   uint64_t next_rid_ = 0;
   std::map<uint64_t, uint64_t> rid_index_;  // request id -> sequence index in its run
 };
@@ -236,6 +276,37 @@ std::string Check(Engine& e, const RunResult& r, int n, int max_new_tokens, cons
   return problems;
 }
 
+// Ten tools of the kind agents are given, with JSON-schema parameters.
+nlohmann::ordered_json TenTools() {
+  nlohmann::ordered_json tools = nlohmann::ordered_json::array();
+  const char* names[] = {"get_weather", "search_web", "send_email", "create_event", "read_file",
+                         "move_robot",  "set_light",  "play_music", "add_todo",     "translate"};
+  for (int i = 0; i < 10; ++i) {
+    nlohmann::ordered_json params = {
+        {"type", "object"},
+        {"properties",
+         {{"target", {{"type", "string"}, {"description", "What the call acts on, e.g. a city or a file name."}}},
+          {"count", {{"type", "integer"}, {"minimum", 1}, {"maximum", 10}}},
+          {"mode", {{"type", "string"}, {"enum", {"fast", "careful"}}}}}},
+        {"required", {"target"}}};
+    tools.push_back({{"type", "function"},
+                     {"function",
+                      {{"name", names[i]},
+                       {"description", std::string("Tool number ") + std::to_string(i) + ": " + names[i] + "."},
+                       {"parameters", params}}}});
+  }
+  return tools;
+}
+
+// The grammar tool_choice "auto" gives these tools (what the server sends the worker).
+std::string ToolsSpec() {
+  std::vector<tool_calls::CallableTool> callable;
+  for (const auto& t : TenTools()) callable.push_back({t["function"]["name"], t["function"]["parameters"]});
+  tool_calls::CallGrammarOptions o;
+  o.mode = tool_calls::CallMode::kAuto;
+  return tool_calls::CallGrammarSpec(tool_calls::ToolCallFamily::kHermes, callable, o).value();
+}
+
 int Fail(const std::string& what, const Status& s) {
   std::fprintf(stderr, "%s: %s\n", what.c_str(), s.ToString().c_str());
   return 1;
@@ -264,10 +335,10 @@ int Main(int argc, char** argv) {
       return 2;
     }
   }
-  if (argc % 2 == 0 || (grammar_choice != "records" && grammar_choice != "strings")) {
+  if (argc % 2 == 0 || (grammar_choice != "records" && grammar_choice != "strings" && grammar_choice != "tools")) {
     std::fprintf(stderr,
                  "usage: constrained_decode_bench [--type q4_0] [--threads 2] [--tokens 128] [--rounds 3] "
-                 "[--batches 1,16] [--schema records|strings] [--overlap 1|0] [--vocab PATH] [--dir DIR] [--model PATH]\n");
+                 "[--batches 1,16] [--schema records|strings|tools] [--overlap 1|0] [--vocab PATH] [--dir DIR] [--model PATH]\n");
     return 2;
   }
 
@@ -300,10 +371,16 @@ int Main(int argc, char** argv) {
   if (!engine.ok()) return Fail("loading the engine", engine.status());
   Engine& e = **engine;
   const grammar::GrammarSpec none{};
-  const char* schema_text = grammar_choice == "strings" ? kStringsSchema : kRecordsSchema;
-  const grammar::GrammarSpec schema{grammar::GrammarKind::kJsonSchema, schema_text};
+  const bool tools = grammar_choice == "tools";
+  const std::string schema_text = tools                        ? ToolsSpec()
+                                  : grammar_choice == "strings" ? kStringsSchema
+                                                                : kRecordsSchema;
+  const grammar::GrammarSpec schema{tools ? grammar::GrammarKind::kStructural : grammar::GrammarKind::kJsonSchema,
+                                    schema_text};
   // Compile time of the grammar on its own (a fresh cache), so the figure is not lost in a run.
-  const std::string grammar_desc = std::string("JSON schema ") + schema_text;
+  const std::string grammar_desc = tools ? "lazy grammar of ten tools (tool_choice auto, Hermes syntax: free text "
+                                           "until <tool_call>)"
+                                         : "JSON schema " + schema_text;
   {
     grammar::GrammarCache fresh(grammar::TokenVocabOf(e.tokenizer()), 1);
     const auto t0 = Clock::now();
@@ -402,6 +479,30 @@ int Main(int argc, char** argv) {
   for (const Row& r : rows) {
     std::string s = r.sample.size() > 200 ? r.sample.substr(0, 200) + "..." : r.sample;
     std::printf("constrained sample (n=%d, sequence 0): %s\n", r.n, s.c_str());
+  }
+  if (tools) {
+    // Time to first token of a prompt with the ten tools (Qwen2.5's template), first and repeated.
+    std::ifstream in(std::string(RADIXSERVE_SHARED_DIR) + "/templates/Qwen-Qwen2.5-7B-Instruct.jinja");
+    std::stringstream source;
+    source << in.rdbuf();
+    auto chat = api::ChatPromptTemplate::FromJinja(source.str(), "Qwen2.5", {});
+    if (!chat.ok()) return Fail("the chat template", chat.status());
+    std::printf("\ntime to first token with ten tools in the prompt (Qwen2.5's template; one request at a time, "
+                "greedy, 1 new token):\n\n| request | prompt tokens | cached tokens | hit rate | TTFT ms |\n"
+                "|---|---:|---:|---:|---:|\n");
+    const char* questions[] = {"What is the weather in Paris today?", "Please email Bob the minutes.",
+                               "Turn the kitchen light on.", "What is the weather in Paris today?"};
+    const char* labels[] = {"first (cold)", "same tools, another question", "same tools, a third question",
+                            "the first again"};
+    for (int q = 0; q < 4; ++q) {
+      std::vector<api::ChatMessage> messages = {{"user", questions[q]}};
+      auto prompt = chat->Render(messages, TenTools(), true, nullptr);
+      if (!prompt.ok()) return Fail("rendering", prompt.status());
+      auto r = e.RunPrompt(e.tokenizer().Encode(*prompt, false, true));
+      if (!r.ok()) return Fail("ttft run", r.status());
+      std::printf("| %s | %d | %d | %.1f %% | %.1f |\n", labels[q], r->prompt_tokens, r->cached_tokens,
+                  r->prompt_tokens ? 100.0 * r->cached_tokens / r->prompt_tokens : 0.0, r->first_output_s * 1e3);
+    }
   }
   if (problems.empty()) {
     std::printf("checks: every sequence finished; unconstrained ones made exactly %d tokens; every constrained "

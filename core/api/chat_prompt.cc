@@ -20,6 +20,7 @@ Result<ChatPromptTemplate> ChatPromptTemplate::FromJinja(std::string_view source
   out.jinja_ = std::make_shared<const jinja::Template>(std::move(t).value());
   out.origin_ = std::move(origin);
   out.tokens_ = std::move(tokens);
+  out.tool_family_ = tool_calls::FamilyOfTemplate(source);
   return out;
 }
 
@@ -29,13 +30,28 @@ ChatPromptTemplate ChatPromptTemplate::FromFamily(ChatTemplate family) {
   return out;
 }
 
-Result<std::string> ChatPromptTemplate::Render(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+nlohmann::ordered_json TemplateMessage(const ChatMessage& m) {
+  nlohmann::ordered_json j = {{"role", m.role}};
+  if (!m.tool_call_id.empty()) j["tool_call_id"] = m.tool_call_id;
+  if (!m.name.empty()) j["name"] = m.name;
+  j["content"] = m.content_null ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(m.content);
+  if (!m.tool_calls.empty()) {
+    nlohmann::ordered_json calls = nlohmann::ordered_json::array();
+    for (const ChatToolCall& c : m.tool_calls)
+      calls.push_back({{"id", c.id}, {"type", "function"}, {"function", {{"name", c.name}, {"arguments", c.arguments}}}});
+    j["tool_calls"] = std::move(calls);
+  }
+  return j;
+}
+
+Result<std::string> ChatPromptTemplate::Render(const std::vector<ChatMessage>& messages,
+                                               const nlohmann::ordered_json& tools, bool add_generation_prompt,
                                                const nlohmann::ordered_json& kwargs,
                                                std::chrono::system_clock::time_point now) const {
   if (family_) return family_->Render(messages, add_generation_prompt);
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
-  for (const ChatMessage& m : messages) list.push_back({{"role", m.role}, {"content", m.content}});
-  return RenderJson(list, nullptr, add_generation_prompt, kwargs, now);
+  for (const ChatMessage& m : messages) list.push_back(TemplateMessage(m));
+  return RenderJson(list, tools, add_generation_prompt, kwargs, now);
 }
 
 Result<std::string> ChatPromptTemplate::RenderJson(const nlohmann::ordered_json& messages,

@@ -24,6 +24,7 @@
 #include "core/api/chat_template.h"
 #include "core/api/generate_request.h"
 #include "core/jinja/template.h"
+#include "core/tool_calls/family.h"
 #include "core/util/status.h"
 
 namespace radixserve::api {
@@ -40,10 +41,12 @@ class ChatPromptTemplate {
   // A hand-written family.
   static ChatPromptTemplate FromFamily(ChatTemplate family);
 
-  // The prompt for `messages`. `kwargs` (an object or null): extra template variables, as the
-  // request's chat_template_kwargs; `now` is what strftime_now formats.
-  Result<std::string> Render(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
-                             const nlohmann::ordered_json& kwargs,
+  // The prompt for `messages` (assistant tool_calls and tool messages in OpenAI's shape, arguments
+  // as objects) and `tools` (an array, or null: the template sees no `tools`). `kwargs` (an object
+  // or null): extra template variables, as the request's chat_template_kwargs; `now` is what
+  // strftime_now formats. A hand-written family renders role and content only.
+  Result<std::string> Render(const std::vector<ChatMessage>& messages, const nlohmann::ordered_json& tools,
+                             bool add_generation_prompt, const nlohmann::ordered_json& kwargs,
                              std::chrono::system_clock::time_point now = std::chrono::system_clock::now()) const;
 
   // The same from messages as JSON, passed to a Jinja template as they are (a hand-written
@@ -56,6 +59,9 @@ class ChatPromptTemplate {
   // "jinja (<origin>)" or "family <name>", for logs and /get_server_info.
   std::string Describe() const;
   bool is_jinja() const { return jinja_ != nullptr; }
+  // The tool-call syntax the template writes (tool_calls::FamilyOfTemplate); kNone for a
+  // hand-written family, which renders no tools.
+  tool_calls::ToolCallFamily tool_family() const { return tool_family_; }
 
  private:
   ChatPromptTemplate() = default;
@@ -64,7 +70,12 @@ class ChatPromptTemplate {
   std::string origin_;
   Tokens tokens_;
   std::optional<ChatTemplate> family_;
+  tool_calls::ToolCallFamily tool_family_ = tool_calls::ToolCallFamily::kNone;
 };
+
+// A chat message as a Jinja template sees it (OpenAI's shape: role, content or null, tool_calls
+// with arguments as objects, tool_call_id, name).
+nlohmann::ordered_json TemplateMessage(const ChatMessage& message);
 
 // The names a request's chat_template_kwargs may not set (the server sets them).
 bool IsReservedTemplateVariable(std::string_view name);

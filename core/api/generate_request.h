@@ -18,14 +18,39 @@
 #include "core/grammar/grammar.h"
 #include "core/grammar/grammar_spec.h"
 #include "core/sampling/sampling_params.h"
+#include "core/tool_calls/family.h"
 
 namespace radixserve::api {
 
 enum class Endpoint { kCompletions, kChatCompletions, kGenerate };
 
+// A call an earlier assistant turn made (OpenAI's message.tool_calls[i]), as the chat template sees
+// it: arguments as the JSON value the client's string holds, keys in the order written.
+struct ChatToolCall {
+  std::string id;
+  std::string name;
+  nlohmann::ordered_json arguments;
+};
+
 struct ChatMessage {
-  std::string role;  // "system", "user" or "assistant"
+  std::string role;  // "system", "user", "assistant" or "tool"
   std::string content;
+  bool content_null = false;  // an assistant turn that only called tools (content absent or null)
+  std::vector<ChatToolCall> tool_calls;  // assistant only
+  std::string tool_call_id;              // tool only: the call this message answers
+  std::string name;                      // optional "name" of the message ("" when absent)
+};
+
+// tool_choice: whether the model may, must or must not call a tool, and which ones.
+struct ToolChoice {
+  enum class Mode : uint8_t {
+    kAuto,      // free text or calls ("auto"; the default with tools)
+    kNone,      // no calls ("none"; the tools are not shown to the model)
+    kRequired,  // at least one call ("required", a named function, allowed_tools with mode "required")
+  };
+  Mode mode = Mode::kAuto;
+  // The functions a call may name (a named function, allowed_tools); empty: any of the tools.
+  std::vector<std::string> allowed;
 };
 
 // Limits the parser enforces; every one is a server parameter.
@@ -36,6 +61,7 @@ struct ApiLimits {
   int32_t max_stop_token_ids = 64;
   int32_t max_logprobs = 20;
   int32_t max_messages = 1024;
+  int32_t max_tools = 128;  // "tools" entries of one request
   size_t max_body_bytes = 8u << 20;
   int32_t max_key_bytes = 256;  // cache_salt, routing_key
   // Deepest nesting of arrays/objects a body may have: nlohmann's parser is iterative, but
@@ -69,6 +95,18 @@ struct GenerateRequest {
   // chat only: extra variables for the model's chat template (e.g. enable_thinking); an object
   // or null.
   nlohmann::ordered_json chat_template_kwargs;
+  // chat only: the request's "tools" in document order (an array of {"type": "function",
+  // "function": {...}}), or null when none; tool_choice and parallel_tool_calls (tool_request.h).
+  nlohmann::ordered_json tools;
+  ToolChoice tool_choice;
+  bool parallel_tool_calls = true;
+  // chat only: the client left skip_special_tokens out (a template's call markup may be control
+  // tokens, which the output parser must see, so the server keeps them: chat_request.h).
+  bool skip_special_tokens_default = true;
+  // Set by the server when it renders a chat prompt: how the output is read back into content,
+  // reasoning and tool calls (core/tool_calls), and whether the prompt left the model reasoning.
+  tool_calls::ToolCallFamily output_family = tool_calls::ToolCallFamily::kNone;
+  bool output_starts_in_reasoning = false;
 
   SamplingParams sampling;               // validated; sampling.logprobs = -1 when none asked
   std::vector<std::string> stop;         // stop strings

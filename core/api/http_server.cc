@@ -11,7 +11,10 @@
 #include <random>
 #include <sstream>
 
+#include "core/api/chat_output.h"
+#include "core/api/chat_request.h"
 #include "core/api/request_parser.h"
+#include "core/tool_calls/call_id.h"
 #include "core/api/request_stream.h"
 #include "core/api/response_builder.h"
 
@@ -127,10 +130,10 @@ Status HttpServer::Start() {
 
 void HttpServer::Stop() { listener_.Stop(); }
 
-Result<std::string> HttpServer::RenderChat(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
-                                           const nlohmann::ordered_json& kwargs) const {
+Result<std::string> HttpServer::RenderChat(const std::vector<ChatMessage>& messages, const nlohmann::ordered_json& tools,
+                                           bool add_generation_prompt, const nlohmann::ordered_json& kwargs) const {
   if (!chat_prompt_) return Status::Unsupported(chat_template_error_);
-  return chat_prompt_->Render(messages, add_generation_prompt, kwargs);
+  return chat_prompt_->Render(messages, tools, add_generation_prompt, kwargs);
 }
 
 Result<std::map<std::string, std::string>> ParseTenantKeys(std::string_view text) {
@@ -272,13 +275,8 @@ bool HttpServer::PrepareInput(GenerateRequest* req, ApiError* error) {
                       : req->endpoint == Endpoint::kGenerate      ? (req->has_text ? "text" : "input_ids")
                                                                   : "prompt";
   if (!req->messages.empty()) {
-    Result<std::string> prompt = RenderChat(req->messages, req->add_generation_prompt, req->chat_template_kwargs);
-    if (!prompt.ok()) {
-      *error = ApiError::BadRequest("messages", prompt.status().message());
-      return false;
-    }
-    req->text = std::move(prompt).value();
-    req->has_text = true;
+    if (!chat_prompt_) return *error = ApiError::BadRequest("messages", chat_template_error_), false;
+    if (!PrepareChat(*chat_prompt_, options_.limits, req, error)) return false;
     Result<std::vector<int32_t>> ids = backend_->Tokenize(req->text, /*add_special_tokens=*/false);
     if (!ids.ok()) return *error = ApiError::FromStatus(ids.status(), field), false;
     req->input_ids = std::move(ids).value();
@@ -394,8 +392,15 @@ void HttpServer::HandleGenerate(const HttpRequest& http, HttpConnection& conn, E
       for (const ChoiceResult& c : choices)
         if (c.finish.kind == FinishKind::kAbort) return SendError(conn, AbortError(c.finish));
     }
+    std::vector<tool_calls::ParsedOutput> messages;
+    if (chat)
+      for (const ChoiceResult& c : choices)
+        messages.push_back(tool_calls::ParseOutput(req.output_family, c.text, req.output_starts_in_reasoning,
+                                                   c.finish.kind == FinishKind::kLength));
+    for (tool_calls::ParsedOutput& m : messages)
+      for (tool_calls::ToolCall& call : m.tool_calls) call.id = tool_calls::NewToolCallId(req.output_family);
     std::string body = endpoint == Endpoint::kCompletions ? BuildCompletionResponse(ctx, choices, req.return_logprob)
-                       : chat ? BuildChatCompletionResponse(ctx, choices, req.return_logprob)
+                       : chat ? BuildChatCompletionResponse(ctx, choices, messages, req.return_logprob)
                               : BuildNativeGenerateResponse(choices, req.return_logprob);
     conn.SendResponse(200, kJson, body);
     return;
@@ -408,6 +413,9 @@ void HttpServer::HandleGenerate(const HttpRequest& http, HttpConnection& conn, E
   if (chat)
     for (int32_t i = 0; i < n; ++i) out += BuildChatRoleChunk(ctx, i, usage_null);
   std::vector<size_t> text_sent(n, 0);
+  std::vector<ChatOutput> chat_outputs;  // chat: each choice's text read into content, reasoning, calls
+  if (chat)
+    for (int32_t i = 0; i < n; ++i) chat_outputs.emplace_back(req.output_family, req.output_starts_in_reasoning);
   bool failed = false;
   while (remaining > 0 && !failed) {
     if (!out.empty() && !conn.SendChunk(out)) break;
@@ -433,7 +441,16 @@ void HttpServer::HandleGenerate(const HttpRequest& http, HttpConnection& conn, E
         out += BuildCompletionChunk(ctx, i, o, req.return_logprob, text_sent[i], usage_null);
         text_sent[i] += o.text_delta.size();
       } else if (chat) {
-        out += BuildChatChunk(ctx, i, o, req.return_logprob, usage_null);
+        ChatOutput& parsed = chat_outputs[i];
+        tool_calls::OutputDelta delta = parsed.Feed(o.text_delta);
+        if (done) {
+          tool_calls::OutputDelta rest = parsed.Finish(o.finish.kind == FinishKind::kLength);
+          delta.content += rest.content;
+          delta.reasoning += rest.reasoning;
+          delta.calls.insert(delta.calls.end(), rest.calls.begin(), rest.calls.end());
+        }
+        if (delta.empty() && !done && o.logprobs.empty()) continue;  // held back: markup may be starting
+        out += BuildChatChunk(ctx, i, delta, o, parsed.made_calls(), req.return_logprob, usage_null);
       } else {
         out += BuildNativeStreamEvent(choices[i], i, n > 1, req.return_logprob);
       }
@@ -459,7 +476,7 @@ void HttpServer::HandleTokenize(const HttpRequest& http, HttpConnection& conn) {
   std::string text = req.text;
   bool add_special = req.add_special_tokens;
   if (req.has_messages) {
-    Result<std::string> prompt = RenderChat(req.messages, req.add_generation_prompt, req.chat_template_kwargs);
+    Result<std::string> prompt = RenderChat(req.messages, nullptr, req.add_generation_prompt, req.chat_template_kwargs);
     if (!prompt.ok()) return SendError(conn, ApiError::BadRequest("messages", prompt.status().message()));
     text = std::move(prompt).value();
     add_special = false;  // the rendered template carries its own special tokens
@@ -477,7 +494,10 @@ void HttpServer::HandleApplyTemplate(const HttpRequest& http, HttpConnection& co
   if (!ParseChatCompletionRequest(http.body, options_.limits, &req, &error) ||
       !CheckModelName(req.model, options_.served_model_name, &error))
     return SendError(conn, error);
-  Result<std::string> prompt = RenderChat(req.messages, req.add_generation_prompt, req.chat_template_kwargs);
+  // The prompt exactly as a chat request renders it (PrepareChat), without compiling a grammar.
+  const bool show_tools = req.tools.is_array() && req.tool_choice.mode != ToolChoice::Mode::kNone;
+  Result<std::string> prompt = RenderChat(req.messages, show_tools ? req.tools : nlohmann::ordered_json(nullptr),
+                                          req.add_generation_prompt, req.chat_template_kwargs);
   if (!prompt.ok()) return SendError(conn, ApiError::BadRequest("messages", prompt.status().message()));
   conn.SendResponse(200, kJson, Dump({{"prompt", *prompt}}));
 }

@@ -88,8 +88,8 @@ class HttpServer {
   bool PrepareInput(GenerateRequest* req, ApiError* error);
 
  private:
-  Result<std::string> RenderChat(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
-                                 const nlohmann::ordered_json& kwargs) const;
+  Result<std::string> RenderChat(const std::vector<ChatMessage>& messages, const nlohmann::ordered_json& tools,
+                                 bool add_generation_prompt, const nlohmann::ordered_json& kwargs) const;
   void HandleApplyTemplate(const HttpRequest& request, HttpConnection& conn);
   void Handle(const HttpRequest& request, HttpConnection& conn);
   void HandleGenerate(const HttpRequest& request, HttpConnection& conn, Endpoint endpoint);

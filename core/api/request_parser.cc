@@ -8,7 +8,9 @@
 #include "core/api/response_format.h"
 #include "core/api/unsupported_fields.h"
 
+#include "core/api/json_depth.h"
 #include "core/api/json_type_name.h"
+#include "core/api/tool_request.h"
 
 namespace radixserve::api {
 namespace {
@@ -152,27 +154,6 @@ class FieldReader {
   ApiError* error_;
   bool ok_ = true;
 };
-
-// Deepest array/object nesting of a JSON text (brackets inside strings do not count); stops
-// counting once past `limit`. Malformed text is left for the parser to refuse.
-int32_t JsonDepth(std::string_view text, int32_t limit) {
-  int32_t depth = 0, deepest = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > deepest && (deepest = depth) > limit) return deepest;
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return deepest;
-}
 
 bool ParseBody(std::string_view body, const ApiLimits& limits, json* out, ApiError* error) {
   if (body.size() > limits.max_body_bytes) {
@@ -372,11 +353,13 @@ bool ParseChatCompletionRequest(std::string_view body, const ApiLimits& limits, 
     if (role == m.end() || !role->is_string()) return r.Fail(field + ".role", "expected a string");
     msg.role = role->get<std::string>();
     if (msg.role == "developer") msg.role = "system";  // OpenAI's newer name for the system role
-    if (msg.role != "system" && msg.role != "user" && msg.role != "assistant")
-      return r.Fail(field + ".role", "expected \"system\", \"user\" or \"assistant\", got \"" + msg.role + "\"");
+    if (msg.role != "system" && msg.role != "user" && msg.role != "assistant" && msg.role != "tool")
+      return r.Fail(field + ".role",
+                    "expected \"system\", \"user\", \"assistant\" or \"tool\", got \"" + msg.role + "\"");
     auto content = m.find("content");
     if (content == m.end() || content->is_null()) {
       if (msg.role != "assistant") return r.Fail(field + ".content", "is required");
+      msg.content_null = true;
     } else if (content->is_string()) {
       msg.content = content->get<std::string>();
     } else if (content->is_array()) {
@@ -395,8 +378,11 @@ bool ParseChatCompletionRequest(std::string_view body, const ApiLimits& limits, 
       return r.Fail(field + ".content", std::string("expected a string or an array of content parts, got ") +
                                             JsonTypeName(*content));
     }
+    if (!ParseMessageToolFields(m, field, limits, &msg, error)) return false;
     out->messages.push_back(std::move(msg));
   }
+  if (!ParseToolFields(body, j, limits, out, error)) return false;
+  out->skip_special_tokens_default = !r.Has("skip_special_tokens");
   r.Bool("add_generation_prompt", &out->add_generation_prompt);
   if (!ReadTemplateKwargs(r, &out->chat_template_kwargs)) return false;
 

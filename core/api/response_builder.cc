@@ -1,5 +1,7 @@
 #include "core/api/response_builder.h"
 
+#include "core/api/chat_output.h"
+
 #include <nlohmann/json.hpp>
 
 namespace radixserve::api {
@@ -18,6 +20,13 @@ json Bytes(const std::string& token) {
 json FinishReasonJson(FinishKind kind) {
   const char* reason = OpenAiFinishReason(kind);
   return reason ? json(reason) : json(nullptr);
+}
+
+// A chat answer that made calls and ended on its own finishes with "tool_calls" (OpenAI's rule);
+// one cut by max_tokens stays "length".
+json ChatFinishReasonJson(FinishKind kind, bool made_calls) {
+  if (made_calls && (kind == FinishKind::kMatchedToken || kind == FinishKind::kMatchedStr)) return "tool_calls";
+  return FinishReasonJson(kind);
 }
 
 // Completions logprobs: {tokens, token_logprobs, top_logprobs: [{token: logprob}], text_offset}.
@@ -131,14 +140,15 @@ std::string BuildCompletionResponse(const ResponseContext& ctx, const std::vecto
 }
 
 std::string BuildChatCompletionResponse(const ResponseContext& ctx, const std::vector<ChoiceResult>& choices,
-                                        bool with_logprobs) {
+                                        const std::vector<tool_calls::ParsedOutput>& messages, bool with_logprobs) {
   json out_choices = json::array();
   for (size_t i = 0; i < choices.size(); ++i) {
     const ChoiceResult& c = choices[i];
+    const tool_calls::ParsedOutput& m = messages.at(i);
     out_choices.push_back({{"index", i},
-                           {"message", {{"role", "assistant"}, {"content", c.text}}},
+                           {"message", ChatMessageJson(m)},
                            {"logprobs", with_logprobs ? ChatLogprobs(c.logprobs) : json(nullptr)},
-                           {"finish_reason", FinishReasonJson(c.finish.kind)}});
+                           {"finish_reason", ChatFinishReasonJson(c.finish.kind, !m.tool_calls.empty())}});
   }
   return Dump({{"id", ctx.id},
                {"object", "chat.completion"},
@@ -188,15 +198,15 @@ std::string BuildChatRoleChunk(const ResponseContext& ctx, int32_t index, bool i
   return SseEvent(Dump(j));
 }
 
-std::string BuildChatChunk(const ResponseContext& ctx, int32_t index, const GenerateOutput& delta,
-                           bool with_logprobs, bool include_usage) {
+std::string BuildChatChunk(const ResponseContext& ctx, int32_t index, const tool_calls::OutputDelta& parsed,
+                           const GenerateOutput& raw, bool made_calls, bool with_logprobs, bool include_usage) {
   json j = ChunkBase(ctx, "chat.completion.chunk", include_usage);
-  json d = json::object();
-  if (!delta.text_delta.empty() || delta.finish.kind == FinishKind::kNone) d["content"] = delta.text_delta;
+  json d = ChatDeltaJson(parsed);
+  if (d.empty() && raw.finish.kind == FinishKind::kNone) d["content"] = "";
   j["choices"] = json::array({{{"index", index},
                                {"delta", std::move(d)},
-                               {"logprobs", with_logprobs ? ChatLogprobs(delta.logprobs) : json(nullptr)},
-                               {"finish_reason", FinishReasonJson(delta.finish.kind)}}});
+                               {"logprobs", with_logprobs ? ChatLogprobs(raw.logprobs) : json(nullptr)},
+                               {"finish_reason", ChatFinishReasonJson(raw.finish.kind, made_calls)}}});
   return SseEvent(Dump(j));
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/api/backend.h"
+#include "core/tool_calls/tool_call.h"
 
 namespace radixserve::api {
 
@@ -48,8 +49,10 @@ const char* OpenAiFinishReason(FinishKind kind);
 // Non-stream bodies.
 std::string BuildCompletionResponse(const ResponseContext& ctx, const std::vector<ChoiceResult>& choices,
                                     bool with_logprobs);
+// messages[i]: choice i's text read into content, reasoning and tool calls (chat_output.h);
+// finish_reason "tool_calls" where a choice made calls and ended on its own.
 std::string BuildChatCompletionResponse(const ResponseContext& ctx, const std::vector<ChoiceResult>& choices,
-                                        bool with_logprobs);
+                                        const std::vector<tool_calls::ParsedOutput>& messages, bool with_logprobs);
 // n == 1: one object; n > 1: an array of objects with "index".
 std::string BuildNativeGenerateResponse(const std::vector<ChoiceResult>& choices, bool with_logprobs);
 
@@ -62,8 +65,10 @@ std::string BuildCompletionChunk(const ResponseContext& ctx, int32_t index, cons
                                  bool with_logprobs, size_t text_offset_base, bool include_usage);
 // The first chat chunk of a choice: delta {"role": "assistant", "content": ""}.
 std::string BuildChatRoleChunk(const ResponseContext& ctx, int32_t index, bool include_usage);
-std::string BuildChatChunk(const ResponseContext& ctx, int32_t index, const GenerateOutput& delta,
-                           bool with_logprobs, bool include_usage);
+// A chat chunk: `parsed` is what the choice's ChatOutput made of raw.text_delta; raw carries the
+// logprobs and the finish; made_calls: the choice has made a call (finish_reason "tool_calls").
+std::string BuildChatChunk(const ResponseContext& ctx, int32_t index, const tool_calls::OutputDelta& parsed,
+                           const GenerateOutput& raw, bool made_calls, bool with_logprobs, bool include_usage);
 // The final usage chunk (stream_options.include_usage): choices [], usage {...}.
 std::string BuildUsageChunk(const ResponseContext& ctx, bool chat, const Usage& usage);
 // A native /generate stream event: cumulative text and output_ids so far (SGLang's default).

@@ -23,14 +23,16 @@ bool Refuse(const std::string& field, const std::string& message, ApiError* erro
 
 bool CheckUnsupportedFields(const json& root, Endpoint endpoint, ApiError* error) {
   if (endpoint != Endpoint::kCompletions && endpoint != Endpoint::kChatCompletions) return true;
-  constexpr const char* kNoTools = "tool calls are not supported yet";
-  // An empty list of tools and a choice of "none" ask for nothing the server lacks.
-  for (const char* key : {"tools", "functions"})
-    if (const json* v = Get(root, key); v && !(v->is_array() && v->empty())) return Refuse(key, kNoTools, error);
-  for (const char* key : {"tool_choice", "function_call"})
-    if (const json* v = Get(root, key); v && !(v->is_string() && v->get_ref<const std::string&>() == "none"))
-      return Refuse(key, kNoTools, error);
-  if (Get(root, "parallel_tool_calls")) return Refuse("parallel_tool_calls", kNoTools, error);
+  // The legacy function-calling fields: tools and tool_choice replaced them (tool_request.h).
+  // An empty list of functions and a function_call of "none" ask for nothing the server lacks.
+  constexpr const char* kLegacy = "the deprecated functions API is not supported; use tools and tool_choice";
+  if (const json* v = Get(root, "functions"); v && !(v->is_array() && v->empty()))
+    return Refuse("functions", kLegacy, error);
+  if (const json* v = Get(root, "function_call"); v && !(v->is_string() && v->get_ref<const std::string&>() == "none"))
+    return Refuse("function_call", kLegacy, error);
+  if (endpoint == Endpoint::kCompletions)
+    for (const char* key : {"tools", "tool_choice", "parallel_tool_calls"})
+      if (Get(root, key)) return Refuse(key, "tool calls are made through /v1/chat/completions", error);
 
   if (const json* m = Get(root, "modalities")) {
     if (!m->is_array()) return Refuse("modalities", "expected an array of strings", error);

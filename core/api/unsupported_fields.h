@@ -24,8 +24,8 @@ inline constexpr std::array<std::string_view, 5> kIgnoredHintFields = {"user", "
                                                                        "prediction"};
 
 // Refuses, on /v1/chat/completions and /v1/completions:
-//   tools, functions (unless an empty array), tool_choice, function_call (unless "none"),
-//   parallel_tool_calls (any value): "tool calls are not supported yet";
+//   functions (unless an empty array), function_call (unless "none"): the deprecated functions API;
+//   on /v1/completions: tools, tool_choice, parallel_tool_calls (chat takes them: tool_request.h);
 //   modalities other than ["text"], audio: audio output is not supported;
 //   echo: true (also vLLM's chat echo), suffix: a non-empty string.
 // Other endpoints pass. `root` is the parsed body (an object).

@@ -5,6 +5,7 @@
 #include "core/grammar/gbnf.h"
 #include "core/grammar/json_schema.h"
 #include "core/grammar/regex.h"
+#include "core/grammar/structural.h"
 
 namespace radixserve::grammar {
 
@@ -16,6 +17,7 @@ std::string_view GrammarKindName(GrammarKind kind) {
     case GrammarKind::kRegex: return "regex";
     case GrammarKind::kGbnf: return "gbnf";
     case GrammarKind::kChoice: return "choice";
+    case GrammarKind::kStructural: return "structural";
   }
   return "unknown";
 }
@@ -59,6 +61,8 @@ Result<Grammar> CompileSpec(const GrammarSpec& spec, const GrammarLimits& limits
       }
       return CompileChoice(choices, limits);
     }
+    case GrammarKind::kStructural:
+      return CompileStructural(spec.text, limits);
   }
   return Status::InvalidArgument("unknown grammar kind");
 }

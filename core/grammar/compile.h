@@ -4,7 +4,7 @@
 // wrong or unsatisfiable), Unsupported (a keyword or construct the engine does not implement),
 // ResourceExhausted (a size or time cap). For kJsonSchema the message starts with the JSON
 // pointer into the schema of the offending place ("/properties/age/minimum: ...", or ": ..." at
-// the root). Stateless; thread-safe.
+// the root); for kStructural it names the spec's field (structural.h). Stateless; thread-safe.
 #pragma once
 
 #include "core/grammar/grammar.h"

@@ -41,6 +41,7 @@ size_t SharedTables::size() const {
 CompiledGrammar::CompiledGrammar(Grammar grammar, std::shared_ptr<const TokenVocab> vocab,
                                  std::shared_ptr<SharedTables> shared)
     : grammar_(std::move(grammar)), pda_(grammar_), vocab_(std::move(vocab)), shared_(std::move(shared)) {
+  if (grammar_.lazy()) dormant_ = std::make_unique<DormantPhase>(grammar_.trigger(), &pda_, vocab_);
   // Fewest bytes per rule, exactly (Knuth's generalisation of Dijkstra to grammars): a rule is
   // settled at the smallest total of an alternative whose rules are all settled; rules that
   // derive no finite string stay UINT32_MAX.

@@ -18,6 +18,9 @@
 // the vocabulary). A walk takes a subtree of plain text whole where the stack is in a string's
 // character loop (WalkRows::TakesStringChars), and steps through dense rows (WalkRows).
 //
+// A lazy grammar (grammar.h) also gets its DormantPhase: the trigger's automaton and the masks
+// of the free text before it.
+//
 // Thread-safe: tables are built under a lock and published once; reads take no lock.
 #pragma once
 
@@ -30,6 +33,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/grammar/dormant_phase.h"
 #include "core/grammar/grammar.h"
 #include "core/grammar/pda.h"
 #include "core/grammar/token_vocab.h"
@@ -73,6 +77,8 @@ class CompiledGrammar {
   const Pda& pda() const { return pda_; }
   const TokenVocab& vocab() const { return *vocab_; }
   const std::shared_ptr<const TokenVocab>& vocab_ptr() const { return vocab_; }
+  // Null unless the grammar is lazy.
+  const DormantPhase* dormant() const { return dormant_.get(); }
   static constexpr int kContextDepth = 3;
   // The token table of the context of stack node `node` of `arena` (built on first use).
   const PositionTable& Table(const StackArena& arena, uint32_t node) const;
@@ -107,6 +113,7 @@ class CompiledGrammar {
   mutable std::unique_ptr<StackArena> arena_;  // guarded by mu_; reused across positions
   mutable std::unique_ptr<WalkRows> rows_;     // guarded by mu_; over arena_
   std::shared_ptr<SharedTables> shared_;
+  std::unique_ptr<DormantPhase> dormant_;
   // Fewest bytes each rule can match (UINT32_MAX: no finite string). A context's walk reads at most the longest token, so structure that only lies
   // farther than that is left out of its SharedKey: a string's 40th and 400th character under a
   // maxLength share one table.

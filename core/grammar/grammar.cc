@@ -42,6 +42,19 @@ std::string DumpByteSet(const ByteSet& s) {
 
 std::string Grammar::Dump() const {
   std::string out;
+  if (lazy()) {
+    out += "# lazy: free text until \"";
+    for (unsigned char c : trigger_) {
+      if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+        out.push_back(static_cast<char>(c));
+      } else {
+        char buf[8];
+        std::snprintf(buf, sizeof(buf), "\\x%02X", c);
+        out.append(buf);
+      }
+    }
+    out += "\"\n";
+  }
   for (size_t r = 0; r < rules_.size(); ++r) {
     out += rules_[r].name;
     out += r == root_ ? " (root) ::=" : " ::=";
@@ -218,6 +231,26 @@ Symbol GrammarBuilder::Empty() {
   return Symbol::Rule(rule);
 }
 
+Symbol GrammarBuilder::Embed(const Grammar& g) {
+  std::vector<uint32_t> set_of(g.byte_sets().size());
+  for (size_t i = 0; i < set_of.size(); ++i) set_of[i] = InternByteSet(g.byte_sets()[i]);
+  // Declared first: alternatives refer to rules of g declared after them.
+  std::vector<uint32_t> rule_of(g.rules().size());
+  for (size_t r = 0; r < rule_of.size(); ++r) {
+    std::string_view name = g.rules()[r].name;
+    name = name.substr(0, name.rfind('-'));  // NewRule adds a fresh numeric suffix
+    rule_of[r] = NewRule(name);
+  }
+  for (size_t r = 0; r < rule_of.size() && status_.ok(); ++r)
+    for (const Sequence& seq : g.rules()[r].alternatives) {
+      Sequence copy(seq);
+      for (Symbol& s : copy) s.index = s.kind == Symbol::kRule ? rule_of[s.index] : set_of[s.index];
+      AddAlternative(rule_of[r], std::move(copy));
+    }
+  if (rule_of.empty()) return Empty();
+  return Symbol::Rule(rule_of[g.root()]);
+}
+
 Symbol GrammarBuilder::Repeat(const Sequence& seq_in, int64_t min, int64_t max, std::string_view name) {
   if (min < 0) min = 0;
   if ((max >= 0 && max < min) || (max >= 0 && static_cast<uint64_t>(max) > limits_.max_repeat) ||
@@ -284,6 +317,7 @@ Result<Grammar> GrammarBuilder::Finish(uint32_t root) {
     if (g_.rules_[r].alternatives.empty())
       return Status::InvalidArgument("rule " + g_.rules_[r].name + " matches nothing (it has no alternative)");
   Grammar out;
+  out.trigger_ = std::move(g_.trigger_);
   out.byte_sets_ = std::move(g_.byte_sets_);
   out.rules_.reserve(order.size());
   for (uint32_t r : order) {

@@ -7,6 +7,11 @@
 // or through nullable prefixes), which GrammarBuilder::Finish refuses: the matcher is a
 // pushdown automaton that expands rules top-down.
 //
+// A lazy grammar (trigger() non-empty) constrains only the end of an output: free text until the
+// output contains the trigger, and from the trigger's first byte on the rules (then EOS); the
+// matcher (matcher.h) handles the free part. Every front-end but the structural one builds
+// ordinary grammars.
+//
 // A Grammar is immutable once built and safe to share between threads.
 #pragma once
 
@@ -99,6 +104,10 @@ class Grammar {
   const std::vector<Rule>& rules() const { return rules_; }
   uint32_t root() const { return root_; }
   size_t symbol_count() const { return symbol_count_; }
+  // Empty for an ordinary grammar; else the string whose first occurrence in the output starts
+  // the rules (the rules' every match starts with it).
+  const std::string& trigger() const { return trigger_; }
+  bool lazy() const { return !trigger_.empty(); }
   // Text form (GBNF-like) for tests and debugging.
   std::string Dump() const;
 
@@ -108,6 +117,7 @@ class Grammar {
   std::vector<Rule> rules_;
   uint32_t root_ = 0;
   size_t symbol_count_ = 0;
+  std::string trigger_;
 };
 
 // Builds a Grammar. Front-ends declare rules (possibly before defining them, for recursion),
@@ -140,6 +150,12 @@ class GrammarBuilder {
   Symbol Plus(const Sequence& seq, std::string_view name = "plus") { return Repeat(seq, 1, -1, name); }
   // A rule matching the empty string only.
   Symbol Empty();
+  // A rule matching what `g` matches: g's byte sets and rules copied in under fresh names (its
+  // trigger is not carried). Counts against limits().max_symbols.
+  Symbol Embed(const Grammar& g);
+  // Makes the grammar Finish builds lazy (grammar.h's header); the caller checks that every
+  // match of the root starts with `trigger`.
+  void SetTrigger(std::string trigger) { g_.trigger_ = std::move(trigger); }
 
   // The first error met (a cap passed, an expired deadline); Finish returns it.
   void Fail(Status s) {

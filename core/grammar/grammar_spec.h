@@ -19,6 +19,7 @@ enum class GrammarKind : uint8_t {
   kRegex,        // text: an ECMAScript regular expression, matched in full
   kGbnf,         // text: a grammar in llama.cpp's GBNF format (root rule "root")
   kChoice,       // text: a JSON array of strings; the output is exactly one of them
+  kStructural,   // text: a JSON object of tool calls and their markup (structural.h); may be lazy
 };
 
 struct GrammarSpec {

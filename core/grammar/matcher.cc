@@ -13,6 +13,7 @@ GrammarMatcher::GrammarMatcher(std::shared_ptr<const CompiledGrammar> grammar, i
     : grammar_(std::move(grammar)),
       arena_(std::make_shared<StackArena>(&grammar_->pda())),
       state_(arena_->Initial()),
+      dormant_(grammar_->dormant() != nullptr),
       max_rollback_(max_rollback),
       mask_cache_(std::make_shared<std::vector<CachedMask>>()) {}
 
@@ -26,12 +27,14 @@ GrammarMatcher::GrammarMatcher(const GrammarMatcher& o, ForkTag)
       arena_(o.arena_),
       state_(o.state_),
       terminated_(o.terminated_),
+      dormant_(o.dormant_),
+      trigger_state_(o.trigger_state_),
       max_rollback_(o.max_rollback_),
       history_(o.history_),
       mask_cache_(o.mask_cache_) {}  // checked_ is scratch: not copied
 
 void GrammarMatcher::Push() {
-  history_.push_back(Saved{state_, terminated_});
+  history_.push_back(Saved{state_, trigger_state_, terminated_, dormant_});
   if (static_cast<int>(history_.size()) > max_rollback_) history_.erase(history_.begin());
 }
 
@@ -39,11 +42,12 @@ bool GrammarMatcher::AcceptToken(int32_t id) {
   if (terminated_) return false;
   const TokenVocab& v = grammar_->vocab();
   if (v.is_eos(id)) {
-    if (!arena_->accepting(state_)) return false;
+    if (!dormant_ && !arena_->accepting(state_)) return false;
     Push();
     terminated_ = true;
     return true;
   }
+  if (dormant_) return id >= 0 && id < v.size() && !v.piece(id).empty() && AcceptDormant(v.piece(id));
   if (!v.matchable(id)) return false;
   const uint32_t next = arena_->AdvanceBytes(state_, v.piece(id));
   if (next == StackArena::kDead) return false;
@@ -54,10 +58,30 @@ bool GrammarMatcher::AcceptToken(int32_t id) {
 
 bool GrammarMatcher::AcceptBytes(std::string_view bytes) {
   if (terminated_) return false;
+  if (dormant_) return AcceptDormant(bytes);
   const uint32_t next = arena_->AdvanceBytes(state_, bytes);
   if (next == StackArena::kDead) return false;
   Push();
   state_ = next;
+  return true;
+}
+
+bool GrammarMatcher::AcceptDormant(std::string_view bytes) {
+  const DormantPhase& d = *grammar_->dormant();
+  const DormantPhase::Scan scan = d.Run(trigger_state_, bytes);
+  if (scan.end == std::string_view::npos) {
+    Push();
+    trigger_state_ = scan.state;
+    return true;
+  }
+  // The trigger's bytes may lie partly in earlier tokens: the grammar reads it whole.
+  uint32_t next = arena_->AdvanceBytes(state_, d.trigger());
+  next = arena_->AdvanceBytes(next, bytes.substr(scan.end));
+  if (next == StackArena::kDead) return false;
+  Push();
+  state_ = next;
+  dormant_ = false;
+  trigger_state_ = 0;
   return true;
 }
 
@@ -69,7 +93,9 @@ Status GrammarMatcher::Rollback(int k) {
   const Saved s = history_[history_.size() - k];
   history_.resize(history_.size() - k);
   state_ = s.state;
+  trigger_state_ = s.trigger_state;
   terminated_ = s.terminated;
+  dormant_ = s.dormant;
   return Status::Ok();
 }
 
@@ -78,6 +104,10 @@ void GrammarMatcher::FillNextTokenBitmask(uint32_t* mask) {
   const int32_t words = v.mask_words();
   if (terminated_) {
     std::memset(mask, 0, sizeof(uint32_t) * words);
+    return;
+  }
+  if (dormant_) {
+    std::memcpy(mask, grammar_->dormant()->Mask(trigger_state_), sizeof(uint32_t) * words);
     return;
   }
   for (const CachedMask& c : *mask_cache_)
@@ -132,7 +162,7 @@ void GrammarMatcher::FillNextTokenBitmask(uint32_t* mask) {
 
 std::string GrammarMatcher::ForcedContinuation(size_t max_bytes) const {
   std::string out;
-  if (terminated_) return out;
+  if (terminated_ || dormant_) return out;
   uint32_t s = state_;
   while (out.size() < max_bytes && !arena_->accepting(s)) {
     const ByteSet next = arena_->NextBytes(s);

@@ -4,6 +4,16 @@
 // fills the bitmask of tokens allowed next (EOS where the grammar may end), rolls back, forks,
 // and gives the forced continuation (the bytes that are the only possible next ones).
 //
+// A lazy grammar's matcher (grammar.h) starts dormant: the output is free text and it only
+// watches for the trigger (DormantPhase). The mask is then the dormant mask (every token with a
+// non-empty piece, special ones included, and EOS, except tokens that would complete the trigger
+// followed by bytes the grammar refuses); EOS ends the matcher; CanEnd is true, MustEnd false and
+// the forced continuation empty. The token (or bytes) that completes the trigger activates it:
+// the grammar takes the bytes from the trigger's first byte to the token's end (those before are
+// free text), and from then on the matcher is an ordinary one, special tokens refused again.
+// Rollback and Fork carry the phase, so a rollback across the activation and a replay of the
+// same tokens come back to the same state.
+//
 // Thread-compatible: one thread at a time. A matcher and its forks share one StackArena, so a
 // matcher and its forks must be used from the same thread. The CompiledGrammar is shared and
 // thread-safe.
@@ -42,10 +52,14 @@ class GrammarMatcher {
   // branches), at most `max_bytes`.
   std::string ForcedContinuation(size_t max_bytes = 256) const;
 
-  bool CanEnd() const { return !terminated_ && arena_->accepting(state_); }
+  bool CanEnd() const { return !terminated_ && (dormant_ || arena_->accepting(state_)); }
   // The grammar is complete and allows nothing more: only EOS can follow.
-  bool MustEnd() const { return terminated_ || (arena_->accepting(state_) && arena_->stacks(state_).empty()); }
+  bool MustEnd() const {
+    return terminated_ || (!dormant_ && arena_->accepting(state_) && arena_->stacks(state_).empty());
+  }
   bool terminated() const { return terminated_; }
+  // A lazy grammar's matcher before its trigger.
+  bool dormant() const { return dormant_; }
   // Not OK when the state passed its size cap (the request must end with this error).
   const Status& status() const { return arena_->status(); }
   const CompiledGrammar& grammar() const { return *grammar_; }
@@ -53,7 +67,9 @@ class GrammarMatcher {
  private:
   struct Saved {
     uint32_t state;
+    uint32_t trigger_state;
     bool terminated;
+    bool dormant;
   };
   struct CachedMask {
     uint32_t state;
@@ -62,11 +78,16 @@ class GrammarMatcher {
   struct ForkTag {};
   GrammarMatcher(const GrammarMatcher& o, ForkTag);
   void Push();
+  // Dormant: reads free-text `bytes`, activating the grammar where they complete the trigger;
+  // false (state unchanged) when the grammar refuses what follows the trigger.
+  bool AcceptDormant(std::string_view bytes);
 
   std::shared_ptr<const CompiledGrammar> grammar_;
   std::shared_ptr<StackArena> arena_;
   uint32_t state_;
   bool terminated_ = false;
+  bool dormant_;               // a lazy grammar before its trigger
+  uint32_t trigger_state_ = 0;  // dormant: the trigger automaton's state (DormantPhase)
   int max_rollback_;
   std::vector<Saved> history_;  // states before each accepted token, oldest first
   // Masks of recent states (a JSON string's characters revisit one state).

@@ -5,7 +5,9 @@
 // gets one more token (id 100 + k % 26, text 'a' + k % 26) until
 // max_new_tokens (finish "length"). A prompt containing "FAIL" finishes with
 // an abort (HTTP 400). Abort(rid) finishes the request with an abort and is
-// recorded. Thread-safe.
+// recorded. With a script (set_script), every request outputs the script's text
+// instead, `piece` bytes per step, and ends on EOS (finish "stop") after its
+// last piece, or by length first. Thread-safe.
 #pragma once
 
 #include <algorithm>
@@ -88,6 +90,11 @@ class FakeBackend : public ApiBackend {
   }
 
   // Test helpers.
+  void set_script(std::string text, size_t piece) {
+    std::lock_guard<std::mutex> lock(mu_);
+    script_ = std::move(text);
+    piece_ = piece;
+  }
   void set_reject_submits(bool reject) {
     std::lock_guard<std::mutex> lock(mu_);
     reject_submits_ = reject;
@@ -161,6 +168,20 @@ class FakeBackend : public ApiBackend {
     int32_t k = a.generated++;
     int32_t id = 100 + k % 26;
     std::string text(1, static_cast<char>('a' + k % 26));
+    if (!script_.empty()) {
+      const size_t at = static_cast<size_t>(k) * piece_;
+      text = script_.substr(at, piece_);
+      id = 3 + static_cast<unsigned char>(text[0]);
+      if (at + piece_ >= script_.size()) {
+        out.token_ids.push_back(id);
+        out.text_delta = text;
+        out.completion_tokens = a.generated;
+        out.finish.kind = FinishKind::kMatchedToken;
+        out.finish.matched_token = 2;
+        a.sink->OnOutput(std::move(out));
+        return true;
+      }
+    }
     out.token_ids.push_back(id);
     out.text_delta = text;
     out.completion_tokens = a.generated;
@@ -185,6 +206,8 @@ class FakeBackend : public ApiBackend {
   std::condition_variable cv_;
   bool stop_ = false;
   bool reject_submits_ = false;
+  std::string script_;
+  size_t piece_ = 1;
   std::vector<Active> active_;
   std::vector<GenerateRequest> submitted_;
   std::vector<std::string> aborted_;

@@ -260,7 +260,7 @@ TEST_F(HttpServerTest, ErrorsKeepTheServerServing) {
       {"/v1/models", "{}", 405, "POST is not allowed on /v1/models"},
       // Structured output and fields the server does not implement (response_format_test.cc has every case).
       {"/v1/chat/completions", R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function"}]})",
-       400, "tools: tool calls are not supported yet"},
+       400, "tools[0].function: expected an object"},
       {"/v1/completions", R"({"prompt": "x", "guided_regex": "a", "regex": "b"})", 400,
        "regex: at most one structured-output constraint per request, got guided_regex and regex"},
       {"/v1/completions", R"j({"prompt": "x", "guided_regex": "a(?=b)"})j", 400, "guided_regex: "},

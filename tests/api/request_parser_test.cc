@@ -227,8 +227,10 @@ TEST(ChatParse, Errors) {
       {R"({"messages": []})", 400, "messages", "at least one message"},
       {R"({"messages": [5]})", 400, "messages[0]", "expected an object, got integer"},
       {R"({"messages": [{"content": "x"}]})", 400, "messages[0].role", "expected a string"},
-      {R"({"messages": [{"role": "tool", "content": "x"}]})", 400, "messages[0].role",
-       "expected \"system\", \"user\" or \"assistant\", got \"tool\""},
+      {R"({"messages": [{"role": "robot", "content": "x"}]})", 400, "messages[0].role",
+       "expected \"system\", \"user\", \"assistant\" or \"tool\", got \"robot\""},
+      {R"({"messages": [{"role": "tool", "content": "x"}]})", 400, "messages[0].tool_call_id",
+       "messages[0].tool_call_id: is required in a tool message"},
       {R"({"messages": [{"role": "user"}]})", 400, "messages[0].content", "is required"},
       {R"({"messages": [{"role": "user", "content": 5}]})", 400, "messages[0].content",
        "expected a string or an array of content parts, got integer"},
@@ -243,8 +245,8 @@ TEST(ChatParse, Errors) {
       // response_format's own cases are in response_format_test.cc; here, that the chat parser reads it.
       {R"({"messages": [{"role": "user", "content": "x"}], "response_format": {"type": "xml"}})", 400,
        "response_format.type", "expected \"text\", \"json_object\" or \"json_schema\", got \"xml\""},
-      {R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function"}]})", 400, "tools",
-       "tools: tool calls are not supported yet"},
+      {R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function"}]})", 400,
+       "tools[0].function", "tools[0].function: expected an object"},
   });
 }
 

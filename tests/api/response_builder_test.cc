@@ -68,7 +68,10 @@ TEST(ResponseBuilder, CompletionWithUsageAndLogprobs) {
 
 TEST(ResponseBuilder, ChatWithLogprobs) {
   ResponseContext ctx{"chatcmpl-r1", "llama", 1};
-  json j = json::parse(BuildChatCompletionResponse(ctx, TwoChoices(), true));
+  std::vector<tool_calls::ParsedOutput> messages(2);
+  messages[0].content = "Hi";
+  messages[1].content = "Yo!";
+  json j = json::parse(BuildChatCompletionResponse(ctx, TwoChoices(), messages, true));
   EXPECT_EQ(j["object"], "chat.completion");
   EXPECT_EQ(j["choices"][0]["message"], json({{"role", "assistant"}, {"content", "Hi"}}));
   EXPECT_EQ(j["choices"][1]["message"]["content"], "Yo!");
@@ -117,14 +120,16 @@ TEST(SseBuilder, ChatChunks) {
 
   GenerateOutput o;
   o.text_delta = "ab";
-  json mid = Event(BuildChatChunk(ctx, 0, o, false, true));
+  tool_calls::OutputDelta parsed;
+  parsed.content = "ab";
+  json mid = Event(BuildChatChunk(ctx, 0, parsed, o, false, false, true));
   EXPECT_EQ(mid["choices"][0]["delta"], json({{"content", "ab"}}));
   EXPECT_TRUE(mid["choices"][0]["finish_reason"].is_null());
   EXPECT_TRUE(mid.contains("usage") && mid["usage"].is_null());
 
   GenerateOutput last;
   last.finish.kind = FinishKind::kLength;
-  json end = Event(BuildChatChunk(ctx, 0, last, false, false));
+  json end = Event(BuildChatChunk(ctx, 0, {}, last, false, false, false));
   EXPECT_EQ(end["choices"][0]["delta"], json::object());
   EXPECT_EQ(end["choices"][0]["finish_reason"], "length");
 

@@ -2,7 +2,7 @@
 // openai_client_test.mjs (the official `openai` npm client, installed by the pipeline_npm_install
 // ctest fixture). The same driver runs the structured-output client scripts, each with its own
 // script, npm directory, required package and the line its last check prints
-// (tests/pipeline/CMakeLists.txt sets them).
+// (tests/pipeline/CMakeLists.txt sets them), and the chat template the api is launched with.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -22,7 +22,15 @@
 namespace radixserve::pipeline_test {
 namespace {
 
-PipelineEnvironment* const g_env = RegisterPipeline({});
+// CLIENT_CHAT_TEMPLATE: the path of a template file the api renders chats with.
+PipelineOptions Options() {
+  PipelineOptions o;
+#ifdef CLIENT_CHAT_TEMPLATE
+  o.api_params = {"chat_template:=" CLIENT_CHAT_TEMPLATE};
+#endif
+  return o;
+}
+PipelineEnvironment* const g_env = RegisterPipeline(Options());
 
 TEST(OpenAiClient, NodeScriptPasses) {
   ASSERT_TRUE(std::filesystem::exists(std::string(PIPELINE_NPM_DIR) + "/node_modules/" CLIENT_REQUIRED_PACKAGE
