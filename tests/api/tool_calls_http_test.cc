@@ -263,6 +263,43 @@ TEST_F(ToolCallsHttpTest, ATemplateThatRaisesIsA400WithItsMessage) {
   EXPECT_EQ(id.size(), 9u) << b2;
 }
 
+TEST_F(ToolCallsHttpTest, APromptThatOpensTheReasoningBlockIsReadFromInsideIt) {
+  // Qwen3.5's generation prompt ends in "<think>\n": the output starts inside the block, unless
+  // enable_thinking is false, which closes it in the prompt.
+  TearDown();
+  StartServer(ReadShared("Qwen3.5-4B.jinja"));
+  backend_.set_script("Short question.\n</think>\n\nHello!", 4);
+  auto [status, body] = Post("/v1/chat/completions", R"({"messages": [{"role": "user", "content": "hi"}]})");
+  ASSERT_EQ(status, 200) << body;
+  json m = json::parse(body)["choices"][0]["message"];
+  EXPECT_EQ(m["reasoning_content"], "Short question.");
+  EXPECT_EQ(m["content"], "Hello!");
+  EXPECT_TRUE(backend_.submitted().back().output_starts_in_reasoning);
+
+  backend_.set_script("Hello!", 4);
+  auto [s2, b2] = Post("/v1/chat/completions", R"({"messages": [{"role": "user", "content": "hi"}],
+      "chat_template_kwargs": {"enable_thinking": false}})");
+  ASSERT_EQ(s2, 200) << b2;
+  json m2 = json::parse(b2)["choices"][0]["message"];
+  EXPECT_EQ(m2["content"], "Hello!");
+  EXPECT_FALSE(m2.contains("reasoning_content"));
+  GenerateRequest sent = backend_.submitted().back();
+  EXPECT_FALSE(sent.output_starts_in_reasoning);
+  EXPECT_THAT(sent.text, HasSubstr("<think>\n\n</think>\n\n"));
+
+  // Streamed, reasoning arrives as delta.reasoning_content.
+  backend_.set_script("Short question.\n</think>\n\nHello!", 3);
+  auto [s3, b3] = Post("/v1/chat/completions", R"({"messages": [{"role": "user", "content": "hi"}], "stream": true})");
+  ASSERT_EQ(s3, 200) << b3;
+  std::string finish;
+  int tool_deltas = 0;
+  json m3 = Assemble(b3, &finish, &tool_deltas);
+  EXPECT_EQ(m3["reasoning_content"], "Short question.");
+  EXPECT_EQ(m3["content"], "Hello!");
+  EXPECT_EQ(finish, "stop");
+  EXPECT_EQ(tool_deltas, 0);
+}
+
 TEST(ToolCallsHttpNoFamily, ToolsWithATemplateOfNoKnownFamilyAreA400) {
   FakeBackend backend;
   HttpServerOptions options;
