@@ -78,6 +78,18 @@ Result<cu::DeviceBuffer> UploadFloats(const std::vector<float>& v, cu::Stream st
 constexpr int64_t kGraphRowAlign = 256;
 constexpr size_t kMaxDecodeGraphs = 64;
 
+// The features of LlamaConfig this forward pass does not compute yet, refused by architecture
+// rather than run wrongly (the CPU model runs them).
+Status CheckCudaRuns(const gguf::GgufFile& file, const LlamaConfig& c) {
+  std::string missing;
+  if (c.qk_norm) missing = "per-head q/k RMSNorm";
+  if (c.residual_scale != 1.0f || c.logit_scale != 1.0f || !c.rope_enabled)
+    missing = "residual and logit multipliers, RoPE switch";
+  if (missing.empty()) return Status::Ok();
+  return Status::Unsupported(file.name() + ": architecture '" + c.architecture +
+                             "' is not supported by the CUDA backend (" + missing + "); run it on the CPU");
+}
+
 }  // namespace
 
 struct CudaModel::Impl {
@@ -166,6 +178,7 @@ Result<std::unique_ptr<CudaModel>> CudaModel::Load(std::shared_ptr<const gguf::G
   if (c.head_dim > cu::kMaxAttentionHeadDim)
     return Status::Unsupported(file->name() + ": head size " + std::to_string(c.head_dim) +
                                " exceeds the CUDA attention kernel's " + std::to_string(cu::kMaxAttentionHeadDim));
+  RS_RETURN_IF_ERROR(CheckCudaRuns(*file, c));
   RS_ASSIGN_OR_RETURN(LlamaWeights w, LoadLlamaWeights(*file, c));
 
   Impl& im = *m->impl_;
@@ -261,7 +274,7 @@ Status CudaModel::Forward(std::span<const SequenceInput> seqs, std::span<float> 
   const size_t elem = kv_type_ == KvType::kF16 ? 2 : 4;
   const size_t layer_bytes = static_cast<size_t>(num_slots_) * kvd * elem;
   const cu::AttentionShape shape{c.num_heads, c.num_kv_heads, c.head_dim, c.sliding_window,
-                                 1.0f / std::sqrt(static_cast<float>(c.head_dim))};
+                                 c.softmax_scale()};
 
   // Everything from the token ids to the logits, enqueued on the stream (or recorded into a graph).
   auto layers = [&]() -> Status {
@@ -281,8 +294,10 @@ Status CudaModel::Forward(std::span<const SequenceInput> seqs, std::span<float> 
         RS_RETURN_IF_ERROR(cu::AddBias(k, L.bk.as<float>(), T, kvd, st));
         RS_RETURN_IF_ERROR(cu::AddBias(v, L.bv.as<float>(), T, kvd, st));
       }
-      RS_RETURN_IF_ERROR(cu::Rope(q, T, c.num_heads, c.head_dim, c.rope_dim, cos_sin, neox, st));
-      RS_RETURN_IF_ERROR(cu::Rope(k, T, c.num_kv_heads, c.head_dim, c.rope_dim, cos_sin, neox, st));
+      if (c.layer_uses_rope(l)) {  // smollm3 leaves every 4th layer unrotated
+        RS_RETURN_IF_ERROR(cu::Rope(q, T, c.num_heads, c.head_dim, c.rope_dim, cos_sin, neox, st));
+        RS_RETURN_IF_ERROR(cu::Rope(k, T, c.num_kv_heads, c.head_dim, c.rope_dim, cos_sin, neox, st));
+      }
       uint8_t* k_layer = im.k_cache.as<uint8_t>() + l * layer_bytes;
       uint8_t* v_layer = im.v_cache.as<uint8_t>() + l * layer_bytes;
       RS_RETURN_IF_ERROR(cu::KvScatter(k, v, d_slot, T, kvd, k_layer, v_layer, kv_type_ == KvType::kF16, st));

@@ -13,6 +13,28 @@ Result<int32_t> PositiveInt(const gguf::GgufFile& f, const std::string& key) {
   return static_cast<int32_t>(v);
 }
 
+// A multiplier read as llama.cpp does: `fallback` when absent and not required; it must be finite and > 0.
+Result<float> PositiveFloat(const gguf::GgufFile& f, const std::string& key, bool required, double fallback) {
+  RS_ASSIGN_OR_RETURN(double v, required ? f.GetFloat(key) : f.GetFloatOr(key, fallback));
+  if (!(v > 0.0) || !std::isfinite(v))
+    return Status::InvalidArgument(f.name() + ": metadata " + key + " must be a positive number, got " +
+                                   std::to_string(v));
+  return static_cast<float>(v);
+}
+
+// granite: embedding, residual and attention multipliers (absent: none) and the logit divisor
+// (required, as in llama.cpp); rope.scaling.finetuned switches RoPE off when false.
+Status ReadGraniteMultipliers(const gguf::GgufFile& f, LlamaConfig* c) {
+  RS_ASSIGN_OR_RETURN(c->embedding_scale, PositiveFloat(f, "granite.embedding_scale", false, 1.0));
+  RS_ASSIGN_OR_RETURN(c->residual_scale, PositiveFloat(f, "granite.residual_scale", false, 1.0));
+  if (f.Has("granite.attention.scale")) {
+    RS_ASSIGN_OR_RETURN(c->attention_scale, PositiveFloat(f, "granite.attention.scale", true, 0.0));
+  }
+  RS_ASSIGN_OR_RETURN(c->logit_scale, PositiveFloat(f, "granite.logit_scale", true, 0.0));
+  RS_ASSIGN_OR_RETURN(c->rope_enabled, f.GetBoolOr("granite.rope.scaling.finetuned", true));
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<LlamaConfig> LlamaConfig::FromGguf(const gguf::GgufFile& f) {
@@ -23,6 +45,12 @@ Result<LlamaConfig> LlamaConfig::FromGguf(const gguf::GgufFile& f) {
   } else if (arch == "qwen2") {
     c.rope_style = RopeStyle::kNeox;
     c.attention_bias = true;
+  } else if (arch == "qwen3") {
+    c.rope_style = RopeStyle::kNeox;
+    c.qk_norm = true;
+  } else if (arch == "granite") {  // llama with four multipliers, read below
+  } else if (arch == "smollm3") {
+    c.no_rope_period = 4;  // hard-coded in llama.cpp; HF's no_rope_layers is not converted
   } else if (arch == "phi3") {
     c.rope_style = RopeStyle::kNeox;
     c.fused_qkv = true;
@@ -32,7 +60,7 @@ Result<LlamaConfig> LlamaConfig::FromGguf(const gguf::GgufFile& f) {
     c.ffn_activation = FfnActivation::kGeluTanh;
   } else {
     return Status::Unsupported(f.name() + ": architecture '" + arch +
-                               "' is not supported (llama, qwen2, phi3, gemma)");
+                               "' is not supported (llama, qwen2, qwen3, phi3, gemma, granite, smollm3)");
   }
   const std::string p = c.architecture + ".";
   RS_ASSIGN_OR_RETURN(c.dim, PositiveInt(f, p + "embedding_length"));
@@ -94,6 +122,7 @@ Result<LlamaConfig> LlamaConfig::FromGguf(const gguf::GgufFile& f) {
   c.vocab_size = static_cast<int32_t>(embd->dims[1]);
   c.tied_output = f.FindTensor("output.weight") == nullptr;
   if (arch == "gemma") c.embedding_scale = std::sqrt(static_cast<float>(c.dim));
+  if (arch == "granite") RS_RETURN_IF_ERROR(ReadGraniteMultipliers(f, &c));
   c.rope_freq_factors = f.FindTensor("rope_freqs.weight") != nullptr;
   for (const char* name : {"rope_factors_long.weight", "rope_factors_short.weight"})
     if (f.FindTensor(name) != nullptr)
@@ -113,6 +142,12 @@ std::string LlamaConfig::ToString() const {
      << (rope_freq_factors ? " rope_freqs" : "") << (tied_output ? " tied" : "") << (attention_bias ? " qkv_bias" : "")
      << (fused_qkv ? " fused_qkv" : "") << (fused_gate_up ? " fused_gate_up" : "")
      << (ffn_activation == FfnActivation::kGeluTanh ? " gelu" : "") << (embedding_scale != 1.0f ? " embd_scale" : "");
+  if (qk_norm) os << " qk_norm";
+  if (residual_scale != 1.0f) os << " residual_scale=" << residual_scale;
+  if (attention_scale > 0.0f) os << " attn_scale=" << attention_scale;
+  if (logit_scale != 1.0f) os << " logit_scale=" << logit_scale;
+  if (!rope_enabled) os << " no_rope";
+  if (no_rope_period > 0) os << " no_rope_every=" << no_rope_period;
   if (sliding_window > 0) os << " window=" << sliding_window;
   return os.str();
 }

@@ -1,7 +1,9 @@
-// LlamaConfig: the hyper-parameters of a llama-family model (llama, qwen2, phi3, gemma), read
-// from GGUF metadata, with what sets each architecture apart. Plain data; thread-safe to read.
+// LlamaConfig: the hyper-parameters of a llama-family model (llama, qwen2, qwen3, phi3, gemma,
+// granite, smollm3), read from GGUF metadata, with what sets each architecture apart. Plain data;
+// thread-safe to read.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 
@@ -14,7 +16,7 @@ enum class RopeStyle { kNorm, kNeox };  // pairs (2i, 2i+1), or (i, i + rot/2)
 enum class FfnActivation { kSilu, kGeluTanh };
 
 struct LlamaConfig {
-  std::string architecture;    // general.architecture: llama, qwen2, phi3 or gemma
+  std::string architecture;    // general.architecture: llama, qwen2, qwen3, phi3, gemma, granite or smollm3
   int32_t dim = 0;             // embedding_length
   int32_t num_layers = 0;      // block_count
   int32_t num_heads = 0;       // attention.head_count
@@ -30,7 +32,13 @@ struct LlamaConfig {
   bool tied_output = false;    // output.weight absent: logits use token_embd.weight
   RopeStyle rope_style = RopeStyle::kNorm;
   FfnActivation ffn_activation = FfnActivation::kSilu;
-  float embedding_scale = 1.0f;  // gemma multiplies its embeddings by sqrt(dim)
+  float embedding_scale = 1.0f;  // gemma multiplies its embeddings by sqrt(dim); granite.embedding_scale
+  float residual_scale = 1.0f;   // granite.residual_scale: attention and FFN outputs are scaled before the residual add
+  float attention_scale = 0.0f;  // granite.attention.scale: the softmax scale; 0: 1/sqrt(head_dim)
+  float logit_scale = 1.0f;      // granite.logit_scale: the logits are divided by it
+  bool qk_norm = false;          // qwen3: attn_q_norm/attn_k_norm, an RMSNorm per head of Q and K before RoPE
+  bool rope_enabled = true;      // granite.rope.scaling.finetuned = false: no layer rotates Q and K
+  int32_t no_rope_period = 0;    // smollm3: layers with (l + 1) % period == 0 skip RoPE (4, fixed); 0: none
   bool attention_bias = false;   // qwen2: q/k/v projections have biases
   bool fused_qkv = false;        // phi3: one attn_qkv matrix, rows [Q; K; V]
   bool fused_gate_up = false;    // phi3: ffn_up holds [gate; up]
@@ -39,6 +47,14 @@ struct LlamaConfig {
 
   int32_t q_dim() const { return num_heads * head_dim; }
   int32_t kv_dim() const { return num_kv_heads * head_dim; }
+  // The scale of q.k in the softmax.
+  float softmax_scale() const {
+    return attention_scale > 0.0f ? attention_scale : 1.0f / std::sqrt(static_cast<float>(head_dim));
+  }
+  // Whether layer `layer` rotates Q and K (smollm3's every 4th layer does not).
+  bool layer_uses_rope(int layer) const {
+    return rope_enabled && (no_rope_period == 0 || (layer + 1) % no_rope_period != 0);
+  }
 
   // Reads and validates the config; the message names the offending key.
   static Result<LlamaConfig> FromGguf(const gguf::GgufFile& file);

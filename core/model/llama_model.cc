@@ -141,7 +141,7 @@ void LlamaModel::Attention(int layer, std::span<const SequenceInput> seqs, KvCac
   const int kv_heads = shard_.kv_heads;
   const int64_t qd = int64_t{shard_.q_heads} * c.head_dim;
   const int hd = c.head_dim;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  const float scale = c.softmax_scale();
   const kernels::KvLayerView view = kv.Layer(layer - layer_begin_);
   const float* q = ws.q.data();
   float* out = ws.attn.data();
@@ -156,6 +156,12 @@ void LlamaModel::Attention(int layer, std::span<const SequenceInput> seqs, KvCac
     kernels::AttendSlots(q + off, group, view, h, in.slots.data() + first, n_keys - first, hd, scale,
                          ws.scores[thread].data(), out + off);
   });
+}
+
+void LlamaModel::ScaleLogits(std::span<float> logits) const {
+  if (config_.logit_scale == 1.0f) return;
+  const float inv = 1.0f / config_.logit_scale;  // llama.cpp multiplies by the reciprocal
+  for (float& v : logits) v *= inv;
 }
 
 Status LlamaModel::Project(const WeightView& w, const float* in, int64_t in_cols, int64_t T, float* out) {
@@ -245,6 +251,7 @@ Status LlamaModel::Forward(std::span<const SequenceInput> seqs, KvCache& kv, std
   });
   for (int l = layer_begin_; l < layer_end_; ++l) {
     const Layer& L = layers_[l];
+    const bool rotate = c.layer_uses_rope(l);
     const kernels::MatMulOutput qkv[] = {{&L.wq, q}, {&L.wk, k}, {&L.wv, v}};
     kernels::MatMulShared(qkv, xn, T, mm, pool);
     for_tokens([&](int64_t b, int64_t e) {
@@ -255,8 +262,20 @@ Status LlamaModel::Forward(std::span<const SequenceInput> seqs, KvCache& kv, std
           kernels::Axpy(1.0f, L.bk.data(), k + i * kvd, kvd);
           kernels::Axpy(1.0f, L.bv.data(), v + i * kvd, kvd);
         }
-        rope(q + i * qd, q_heads, c.head_dim, c.rope_dim, cs);
-        rope(k + i * kvd, kv_heads, c.head_dim, c.rope_dim, cs);
+        if (c.qk_norm) {
+          for (int h = 0; h < q_heads; ++h) {
+            float* qh = q + i * qd + int64_t{h} * c.head_dim;
+            kernels::RmsNorm(qh, L.q_norm.data(), c.rms_eps, qh, c.head_dim);
+          }
+          for (int h = 0; h < kv_heads; ++h) {
+            float* kh = k + i * kvd + int64_t{h} * c.head_dim;
+            kernels::RmsNorm(kh, L.k_norm.data(), c.rms_eps, kh, c.head_dim);
+          }
+        }
+        if (rotate) {
+          rope(q + i * qd, q_heads, c.head_dim, c.rope_dim, cs);
+          rope(k + i * kvd, kv_heads, c.head_dim, c.rope_dim, cs);
+        }
         kv.Write(l - layer_begin_, token_slot[i], k + i * kvd, v + i * kvd);
       }
     });
@@ -264,7 +283,7 @@ Status LlamaModel::Forward(std::span<const SequenceInput> seqs, KvCache& kv, std
     RS_RETURN_IF_ERROR(Project(L.wo, ws.attn.data(), qd, T, xn));
     for_tokens([&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
-        kernels::Axpy(1.0f, xn + i * dim, x + i * dim, dim);  // residual
+        kernels::Axpy(c.residual_scale, xn + i * dim, x + i * dim, dim);  // residual
         kernels::RmsNorm(x + i * dim, L.ffn_norm.data(), c.rms_eps, xn + i * dim, dim);
       }
     });
@@ -275,7 +294,7 @@ Status LlamaModel::Forward(std::span<const SequenceInput> seqs, KvCache& kv, std
     const float* next_norm = l + 1 < layer_end_ ? layers_[l + 1].attn_norm.data() : nullptr;
     for_tokens([&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
-        kernels::Axpy(1.0f, xn + i * dim, x + i * dim, dim);  // residual
+        kernels::Axpy(c.residual_scale, xn + i * dim, x + i * dim, dim);  // residual
         if (next_norm) kernels::RmsNorm(x + i * dim, next_norm, c.rms_eps, xn + i * dim, dim);
       }
     });
@@ -288,6 +307,7 @@ Status LlamaModel::Forward(std::span<const SequenceInput> seqs, KvCache& kv, std
   if (options.all_logits) {
     for (int64_t i = 0; i < T; ++i) kernels::RmsNorm(x + i * dim, output_norm_.data(), c.rms_eps, xn + i * dim, dim);
     kernels::MatMul(output_, xn, T, logits.data(), mm, pool);
+    ScaleLogits(logits);
     return Status::Ok();
   }
   float* last = Workspace::Ensure(ws.last, S * dim);
@@ -297,6 +317,7 @@ Status LlamaModel::Forward(std::span<const SequenceInput> seqs, KvCache& kv, std
     kernels::RmsNorm(x + (end - 1) * dim, output_norm_.data(), c.rms_eps, last + s * dim, dim);
   }
   kernels::MatMul(output_, last, S, logits.data(), mm, pool);
+  ScaleLogits(logits);
   return Status::Ok();
 }
 

@@ -1,5 +1,5 @@
-// LlamaModel: the forward pass of the llama family (llama, qwen2, phi3, gemma; see LlamaConfig
-// for what differs) on the CPU over a slot-indexed KV cache.
+// LlamaModel: the forward pass of the llama family (llama, qwen2, qwen3, phi3, gemma, granite,
+// smollm3; see LlamaConfig for what differs) on the CPU over a slot-indexed KV cache.
 //
 // One Forward call runs a batch that mixes prefill, extend-after-a-cached-
 // prefix and decode sequences. Each sequence gives its cached length, its new
@@ -87,6 +87,7 @@ class LlamaModel {
   void Attention(int layer, std::span<const SequenceInput> seqs, KvCache& kv, int64_t total_tokens);
   // out (T x w's full output) = w x in; with tensor parallelism `in` holds this rank's in_cols of
   // each row and `w` its output rows: the ranks gather inputs and outputs around the product.
+  void ScaleLogits(std::span<float> logits) const;  // granite's logit divisor
   Status Project(const kernels::WeightView& w, const float* in, int64_t in_cols, int64_t T, float* out);
 
   std::shared_ptr<const gguf::GgufFile> file_;

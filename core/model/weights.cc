@@ -122,6 +122,10 @@ Result<LlamaWeights> LoadLlamaWeights(const gguf::GgufFile& f, const LlamaConfig
       RS_ASSIGN_OR_RETURN(L.bk, vec(p + "attn_k.bias", c.kv_dim()));
       RS_ASSIGN_OR_RETURN(L.bv, vec(p + "attn_v.bias", c.kv_dim()));
     }
+    if (c.qk_norm) {
+      RS_ASSIGN_OR_RETURN(L.q_norm, vec(p + "attn_q_norm.weight", c.head_dim));
+      RS_ASSIGN_OR_RETURN(L.k_norm, vec(p + "attn_k_norm.weight", c.head_dim));
+    }
     RS_ASSIGN_OR_RETURN(L.wo, matrix(p + "attn_output.weight", c.dim, c.q_dim()));
     if (c.fused_gate_up) {
       RS_ASSIGN_OR_RETURN(WeightView gate_up, matrix(p + "ffn_up.weight", 2 * int64_t{c.ffn_dim}, c.dim));

@@ -30,6 +30,7 @@ Result<std::vector<float>> GetVector(const gguf::GgufFile& f, const std::string&
 struct LayerWeights {
   std::vector<float> attn_norm, ffn_norm;
   std::vector<float> bq, bk, bv;  // empty unless config.attention_bias
+  std::vector<float> q_norm, k_norm;  // [head_dim], one RMSNorm for every head; empty unless config.qk_norm
   kernels::WeightView wq, wk, wv, wo, w_gate, w_up, w_down;
 };
 
