@@ -85,6 +85,9 @@ Status CheckCudaRuns(const gguf::GgufFile& file, const LlamaConfig& c) {
   if (c.qk_norm) missing = "per-head q/k RMSNorm";
   if (c.residual_scale != 1.0f || c.logit_scale != 1.0f || !c.rope_enabled)
     missing = "residual and logit multipliers, RoPE switch";
+  if (c.post_norms || c.attn_softcap > 0.0f || c.final_softcap > 0.0f || c.swa_period > 0 || c.swa_rope_differs() ||
+      c.ffn_activation == FfnActivation::kGeluTanhF16Table)
+    missing = "post-norms, soft-capping, per-layer sliding window and RoPE, fp16-table GELU";
   if (missing.empty()) return Status::Ok();
   return Status::Unsupported(file.name() + ": architecture '" + c.architecture +
                              "' is not supported by the CUDA backend (" + missing + "); run it on the CPU");

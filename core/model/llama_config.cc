@@ -35,6 +35,38 @@ Status ReadGraniteMultipliers(const gguf::GgufFile& f, LlamaConfig* c) {
   return Status::Ok();
 }
 
+// gemma2 / gemma3, as llama.cpp's loader reads them (its defaults where a key is absent):
+// sliding window and its layer pattern, the local layers' RoPE, the soft-caps, and the query
+// scale of the 27B shapes (1/sqrt(n_embd/n_head) instead of 1/sqrt(head_dim), by layer count).
+Status ReadGemma23(const gguf::GgufFile& f, LlamaConfig* c) {
+  const std::string p = c->architecture + ".";
+  const bool gemma2 = c->architecture == "gemma2";
+  c->embedding_scale = std::sqrt(static_cast<float>(c->dim));
+  if (gemma2) {
+    c->sliding_window = 4096;  // Gemma-2's window; the key overrides it (read by the caller)
+    RS_ASSIGN_OR_RETURN(c->attn_softcap, PositiveFloat(f, p + "attn_logit_softcapping", false, 50.0));
+    RS_ASSIGN_OR_RETURN(c->final_softcap, PositiveFloat(f, p + "final_logit_softcapping", false, 30.0));
+  }
+  if (f.Has(p + "attention.sliding_window")) {
+    RS_ASSIGN_OR_RETURN(c->sliding_window, PositiveInt(f, p + "attention.sliding_window"));
+  }
+  RS_ASSIGN_OR_RETURN(int64_t period, f.GetIntOr(p + "attention.sliding_window_pattern", gemma2 ? 2 : 6));
+  if (period < 0 || period > (int64_t{1} << 20))
+    return Status::InvalidArgument(f.name() + ": metadata " + p + "attention.sliding_window_pattern must be >= 0, got " +
+                                   std::to_string(period));
+  c->swa_period = static_cast<int32_t>(period);
+  if (gemma2) {
+    c->rope_linear_scale_swa = c->rope_linear_scale;
+    RS_ASSIGN_OR_RETURN(c->rope_freq_base_swa, PositiveFloat(f, p + "rope.freq_base_swa", false, c->rope_freq_base));
+  } else {  // gemma3's local layers: base 10000 unless the key says otherwise, never scaled
+    c->rope_linear_scale_swa = 1.0f;
+    RS_ASSIGN_OR_RETURN(c->rope_freq_base_swa, PositiveFloat(f, p + "rope.freq_base_swa", false, 10000.0));
+  }
+  if (c->num_layers == (gemma2 ? 46 : 62))  // llama.cpp's LLM_TYPE_27B
+    c->attention_scale = 1.0f / std::sqrt(static_cast<float>(c->dim / c->num_heads));
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<LlamaConfig> LlamaConfig::FromGguf(const gguf::GgufFile& f) {
@@ -58,10 +90,16 @@ Result<LlamaConfig> LlamaConfig::FromGguf(const gguf::GgufFile& f) {
   } else if (arch == "gemma") {
     c.rope_style = RopeStyle::kNeox;
     c.ffn_activation = FfnActivation::kGeluTanh;
+  } else if (arch == "gemma2" || arch == "gemma3") {  // the rest in ReadGemma23
+    c.rope_style = RopeStyle::kNeox;
+    c.ffn_activation = FfnActivation::kGeluTanhF16Table;
+    c.post_norms = true;
+    c.qk_norm = arch == "gemma3";
   } else {
     return Status::Unsupported(f.name() + ": architecture '" + arch +
-                               "' is not supported (llama, qwen2, qwen3, phi3, gemma, granite, smollm3)");
+                               "' is not supported (llama, qwen2, qwen3, phi3, gemma, gemma2, gemma3, granite, smollm3)");
   }
+  const bool gemma23 = arch == "gemma2" || arch == "gemma3";
   const std::string p = c.architecture + ".";
   RS_ASSIGN_OR_RETURN(c.dim, PositiveInt(f, p + "embedding_length"));
   RS_ASSIGN_OR_RETURN(c.num_layers, PositiveInt(f, p + "block_count"));
@@ -72,7 +110,9 @@ Result<LlamaConfig> LlamaConfig::FromGguf(const gguf::GgufFile& f) {
   }
   RS_ASSIGN_OR_RETURN(c.ffn_dim, PositiveInt(f, p + "feed_forward_length"));
   RS_ASSIGN_OR_RETURN(c.context_length, PositiveInt(f, p + "context_length"));
-  RS_ASSIGN_OR_RETURN(double eps, f.GetFloatOr(p + "attention.layer_norm_rms_epsilon", 1e-5));
+  // gemma2/gemma3: required, as llama.cpp reads it for them.
+  RS_ASSIGN_OR_RETURN(double eps, gemma23 ? f.GetFloat(p + "attention.layer_norm_rms_epsilon")
+                                          : f.GetFloatOr(p + "attention.layer_norm_rms_epsilon", 1e-5));
   c.rms_eps = static_cast<float>(eps);
   RS_ASSIGN_OR_RETURN(double base, f.GetFloatOr(p + "rope.freq_base", 10000.0));
   c.rope_freq_base = static_cast<float>(base);
@@ -127,7 +167,11 @@ Result<LlamaConfig> LlamaConfig::FromGguf(const gguf::GgufFile& f) {
   for (const char* name : {"rope_factors_long.weight", "rope_factors_short.weight"})
     if (f.FindTensor(name) != nullptr)
       return Status::Unsupported(f.name() + ": tensor " + name + " (LongRoPE, Phi-3 128k) is not supported");
-  if (f.Has(p + "attention.sliding_window")) {
+  c.rope_freq_base_swa = c.rope_freq_base;
+  c.rope_linear_scale_swa = c.rope_linear_scale;
+  if (gemma23) {
+    RS_RETURN_IF_ERROR(ReadGemma23(f, &c));
+  } else if (f.Has(p + "attention.sliding_window")) {
     RS_ASSIGN_OR_RETURN(c.sliding_window, PositiveInt(f, p + "attention.sliding_window"));
   }
   return c;
@@ -141,7 +185,8 @@ std::string LlamaConfig::ToString() const {
      << " rope_scale=" << rope_linear_scale << (rope_style == RopeStyle::kNeox ? " rope=neox" : " rope=norm")
      << (rope_freq_factors ? " rope_freqs" : "") << (tied_output ? " tied" : "") << (attention_bias ? " qkv_bias" : "")
      << (fused_qkv ? " fused_qkv" : "") << (fused_gate_up ? " fused_gate_up" : "")
-     << (ffn_activation == FfnActivation::kGeluTanh ? " gelu" : "") << (embedding_scale != 1.0f ? " embd_scale" : "");
+     << (ffn_activation == FfnActivation::kGeluTanh ? " gelu" : "")
+     << (ffn_activation == FfnActivation::kGeluTanhF16Table ? " gelu_f16_table" : "") << (embedding_scale != 1.0f ? " embd_scale" : "");
   if (qk_norm) os << " qk_norm";
   if (residual_scale != 1.0f) os << " residual_scale=" << residual_scale;
   if (attention_scale > 0.0f) os << " attn_scale=" << attention_scale;
@@ -149,6 +194,11 @@ std::string LlamaConfig::ToString() const {
   if (!rope_enabled) os << " no_rope";
   if (no_rope_period > 0) os << " no_rope_every=" << no_rope_period;
   if (sliding_window > 0) os << " window=" << sliding_window;
+  if (sliding_window > 0 && swa_period > 0) os << " swa_period=" << swa_period;
+  if (swa_rope_differs()) os << " swa_rope_base=" << rope_freq_base_swa << " swa_rope_scale=" << rope_linear_scale_swa;
+  if (post_norms) os << " post_norms";
+  if (attn_softcap > 0.0f) os << " attn_softcap=" << attn_softcap;
+  if (final_softcap > 0.0f) os << " final_softcap=" << final_softcap;
   return os.str();
 }
 

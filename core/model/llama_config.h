@@ -1,6 +1,6 @@
 // LlamaConfig: the hyper-parameters of a llama-family model (llama, qwen2, qwen3, phi3, gemma,
-// granite, smollm3), read from GGUF metadata, with what sets each architecture apart. Plain data;
-// thread-safe to read.
+// gemma2, gemma3, granite, smollm3), read from GGUF metadata, with what sets each architecture
+// apart. Plain data; thread-safe to read.
 #pragma once
 
 #include <cmath>
@@ -13,10 +13,12 @@
 namespace radixserve::model {
 
 enum class RopeStyle { kNorm, kNeox };  // pairs (2i, 2i+1), or (i, i + rot/2)
-enum class FfnActivation { kSilu, kGeluTanh };
+// kGeluTanhF16Table: llama.cpp's CPU GELU (gemma2, gemma3): the input rounded to fp16 indexes a
+// table of gelu(x) rounded to fp16; x <= -10 gives 0, x >= 10 passes through.
+enum class FfnActivation { kSilu, kGeluTanh, kGeluTanhF16Table };
 
 struct LlamaConfig {
-  std::string architecture;    // general.architecture: llama, qwen2, qwen3, phi3, gemma, granite or smollm3
+  std::string architecture;    // general.architecture: llama, qwen2, qwen3, phi3, gemma, gemma2, gemma3, granite, smollm3
   int32_t dim = 0;             // embedding_length
   int32_t num_layers = 0;      // block_count
   int32_t num_heads = 0;       // attention.head_count
@@ -34,7 +36,7 @@ struct LlamaConfig {
   FfnActivation ffn_activation = FfnActivation::kSilu;
   float embedding_scale = 1.0f;  // gemma multiplies its embeddings by sqrt(dim); granite.embedding_scale
   float residual_scale = 1.0f;   // granite.residual_scale: attention and FFN outputs are scaled before the residual add
-  float attention_scale = 0.0f;  // granite.attention.scale: the softmax scale; 0: 1/sqrt(head_dim)
+  float attention_scale = 0.0f;  // granite.attention.scale, gemma2/3's 27B rule: the softmax scale; 0: 1/sqrt(head_dim)
   float logit_scale = 1.0f;      // granite.logit_scale: the logits are divided by it
   bool qk_norm = false;          // qwen3: attn_q_norm/attn_k_norm, an RMSNorm per head of Q and K before RoPE
   bool rope_enabled = true;      // granite.rope.scaling.finetuned = false: no layer rotates Q and K
@@ -44,6 +46,17 @@ struct LlamaConfig {
   bool fused_gate_up = false;    // phi3: ffn_up holds [gate; up]
   bool rope_freq_factors = false;  // rope_freqs.weight divides each frequency (Llama 3.1 scaling)
   int32_t sliding_window = 0;    // attention.sliding_window: keys with pos_q - pos_k >= it are masked; 0: none
+  // Which layers the window applies to (llama.cpp's set_swa_pattern): layer l is local iff
+  // l % swa_period < swa_period - 1; 0: every layer (Mistral). gemma2: 2, gemma3: 6 unless
+  // attention.sliding_window_pattern says otherwise.
+  int32_t swa_period = 0;
+  // RoPE of the local layers (gemma3: rope.freq_base_swa, absent 10000, unscaled; gemma2: the
+  // global base). Equal to the global ones for every other architecture.
+  float rope_freq_base_swa = 10000.0f;
+  float rope_linear_scale_swa = 1.0f;
+  float attn_softcap = 0.0f;     // gemma2.attn_logit_softcapping c: scores become c * tanh(s / c); 0: none
+  float final_softcap = 0.0f;    // gemma2.final_logit_softcapping c: logits become c * tanh(l / c); 0: none
+  bool post_norms = false;       // gemma2/3: post_attention_norm and post_ffw_norm on each block's outputs
 
   int32_t q_dim() const { return num_heads * head_dim; }
   int32_t kv_dim() const { return num_kv_heads * head_dim; }
@@ -54,6 +67,15 @@ struct LlamaConfig {
   // Whether layer `layer` rotates Q and K (smollm3's every 4th layer does not).
   bool layer_uses_rope(int layer) const {
     return rope_enabled && (no_rope_period == 0 || (layer + 1) % no_rope_period != 0);
+  }
+
+  // Whether layer `layer` masks keys by the sliding window.
+  bool layer_is_local(int layer) const {
+    return sliding_window > 0 && (swa_period == 0 || layer % swa_period < swa_period - 1);
+  }
+  // Whether local layers rotate with other frequencies than global ones (gemma3).
+  bool swa_rope_differs() const {
+    return rope_freq_base_swa != rope_freq_base || rope_linear_scale_swa != rope_linear_scale;
   }
 
   // Reads and validates the config; the message names the offending key.

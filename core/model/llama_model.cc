@@ -18,7 +18,7 @@ using kernels::WeightView;
 
 // Scratch of Forward; vectors only grow.
 struct LlamaModel::Workspace {
-  std::vector<float> x, xn, q, k, v, attn, gate, up, last, cos_sin;
+  std::vector<float> x, xn, q, k, v, attn, gate, up, last, cos_sin, cos_sin_swa;
   std::vector<float> gathered_in, part_out;  // tensor parallelism: a projection's inputs of all ranks, this rank's outputs
   std::vector<int32_t> token_seq, token_pos, token_slot, tokens;
   std::vector<std::vector<float>> scores;  // per thread
@@ -30,6 +30,69 @@ struct LlamaModel::Workspace {
   }
 };
 
+namespace {
+
+// llama.cpp's CPU GELU (ggml_vec_geglu_f32 with GGML_GELU_FP16): gelu(x) of every fp16 x, rounded to fp16.
+const uint16_t* GeluF16Table() {
+  static const std::vector<uint16_t> table = [] {
+    constexpr float kSqrt2OverPi = 0.79788456080286535587989211986876f, kCoefA = 0.044715f;
+    std::vector<uint16_t> t(65536);
+    for (uint32_t i = 0; i < t.size(); ++i) {
+      const float x = kernels::Fp16ToFp32(static_cast<uint16_t>(i));
+      t[i] = kernels::Fp32ToFp16(0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * x * (1.0f + kCoefA * x * x))));
+    }
+    return t;
+  }();
+  return table.data();
+}
+
+// out = gelu(gate) * up with gelu as ggml's table: x <= -10 gives 0, x >= 10 passes through, else
+// the table entry of x rounded to fp16. gemma2 and gemma3 only: this is what their logits were made with.
+void GeluF16TableMul(const float* gate, const float* up, float* out, int64_t n) {
+  const uint16_t* table = GeluF16Table();
+  for (int64_t i = 0; i < n; ++i) {
+    const float x = gate[i];
+    if (x <= -10.0f) {
+      out[i] = 0.0f;
+    } else if (x >= 10.0f) {
+      out[i] = x * up[i];
+    } else {
+      out[i] = kernels::Fp16ToFp32(table[kernels::Fp32ToFp16(x)]) * up[i];
+    }
+  }
+}
+
+// Widened rows of the soft-capped attention below: up to this head size on the stack.
+constexpr int kMaxSoftcapHeadDim = 512;
+
+// kernels::AttendSlots with gemma2's attention-logit soft-cap between the scaled dot products and
+// the softmax: s = cap * tanh(s / cap), as llama.cpp computes it (scale by 1/cap, tanh, scale by cap).
+void AttendSlotsSoftcapped(const float* q, int group, const kernels::KvLayerView& kv, int kv_head,
+                           const int32_t* slots, int64_t n_keys, int head_dim, float scale, float cap, float* scores,
+                           float* out) {
+  const int64_t head_off = static_cast<int64_t>(kv_head) * head_dim;
+  float row[kMaxSoftcapHeadDim];
+  auto row_at = [&](const void* base, int32_t slot) -> const float* {
+    const int64_t at = slot * kv.slot_stride + head_off;
+    if (!kv.f16) return static_cast<const float*>(base) + at;
+    kernels::ConvertF16ToF32(static_cast<const uint16_t*>(base) + at, row, head_dim);
+    return row;
+  };
+  const float inv_cap = 1.0f / cap;
+  for (int64_t j = 0; j < n_keys; ++j) {
+    const float* k = row_at(kv.k, slots[j]);
+    for (int g = 0; g < group; ++g)
+      scores[g * n_keys + j] = cap * std::tanh(kernels::DotF32(q + g * head_dim, k, head_dim) * scale * inv_cap);
+  }
+  for (int g = 0; g < group; ++g) kernels::Softmax(scores + g * n_keys, n_keys);
+  std::fill(out, out + static_cast<int64_t>(group) * head_dim, 0.0f);
+  for (int64_t j = 0; j < n_keys; ++j) {
+    const float* v = row_at(kv.v, slots[j]);
+    for (int g = 0; g < group; ++g) kernels::Axpy(scores[g * n_keys + j], v, out + g * head_dim, head_dim);
+  }
+}
+
+}  // namespace
 
 LlamaModel::~LlamaModel() = default;
 
@@ -43,6 +106,10 @@ Result<std::unique_ptr<LlamaModel>> LlamaModel::Load(std::shared_ptr<const gguf:
   m->file_ = std::move(file);
   m->kv_type_ = options.kv_type;
   RS_ASSIGN_OR_RETURN(m->config_, LlamaConfig::FromGguf(*m->file_));
+  if (m->config_.attn_softcap > 0.0f && m->config_.head_dim > kMaxSoftcapHeadDim)
+    return Status::Unsupported(m->file_->name() + ": attention soft-capping with head size " +
+                               std::to_string(m->config_.head_dim) + " (at most " +
+                               std::to_string(kMaxSoftcapHeadDim) + ")");
   m->collective_ = options.collective;
   const int rank = m->collective_ ? m->collective_->rank() : 0, size = m->collective_ ? m->collective_->size() : 1;
   RS_ASSIGN_OR_RETURN(m->shard_, TpShard::For(m->config_, rank, size));
@@ -73,6 +140,7 @@ Status LlamaModel::LoadWeights() {
   output_ = w.output;
   output_norm_ = std::move(w.output_norm);
   rope_inv_freq_ = std::move(w.rope_inv_freq);
+  rope_inv_freq_swa_ = std::move(w.rope_inv_freq_swa);
   layers_ = std::move(w.layers);
   for (int l = 0; l < config_.num_layers; ++l)
     if (l < layer_begin_ || l >= layer_end_) layers_[l] = LayerWeights{};  // checked, not kept: another stage runs it
@@ -143,6 +211,7 @@ void LlamaModel::Attention(int layer, std::span<const SequenceInput> seqs, KvCac
   const int hd = c.head_dim;
   const float scale = c.softmax_scale();
   const kernels::KvLayerView view = kv.Layer(layer - layer_begin_);
+  const bool local = c.layer_is_local(layer);
   const float* q = ws.q.data();
   float* out = ws.attn.data();
   pool_->ParallelFor(T * kv_heads, [&](int64_t task, int thread) {
@@ -150,18 +219,28 @@ void LlamaModel::Attention(int layer, std::span<const SequenceInput> seqs, KvCac
     const int h = static_cast<int>(task % kv_heads);
     const SequenceInput& in = seqs[ws.token_seq[t]];
     const int64_t n_keys = ws.token_pos[t] + 1;
-    // A sliding window keeps the keys with pos_q - pos_k < window.
-    const int64_t first = c.sliding_window > 0 ? std::max<int64_t>(0, n_keys - c.sliding_window) : 0;
+    // A local layer's sliding window keeps the keys with pos_q - pos_k < window.
+    const int64_t first = local ? std::max<int64_t>(0, n_keys - c.sliding_window) : 0;
     const int64_t off = t * qd + static_cast<int64_t>(h) * group * hd;
+    if (c.attn_softcap > 0.0f) {
+      AttendSlotsSoftcapped(q + off, group, view, h, in.slots.data() + first, n_keys - first, hd, scale,
+                            c.attn_softcap, ws.scores[thread].data(), out + off);
+      return;
+    }
     kernels::AttendSlots(q + off, group, view, h, in.slots.data() + first, n_keys - first, hd, scale,
                          ws.scores[thread].data(), out + off);
   });
 }
 
 void LlamaModel::ScaleLogits(std::span<float> logits) const {
-  if (config_.logit_scale == 1.0f) return;
-  const float inv = 1.0f / config_.logit_scale;  // llama.cpp multiplies by the reciprocal
-  for (float& v : logits) v *= inv;
+  if (config_.logit_scale != 1.0f) {
+    const float inv = 1.0f / config_.logit_scale;  // llama.cpp multiplies by the reciprocal
+    for (float& v : logits) v *= inv;
+  }
+  if (config_.final_softcap > 0.0f) {  // gemma2: cap * tanh(logit / cap), llama.cpp's order of operations
+    const float cap = config_.final_softcap, inv = 1.0f / cap;
+    for (float& v : logits) v = cap * std::tanh(v * inv);
+  }
 }
 
 Status LlamaModel::Project(const WeightView& w, const float* in, int64_t in_cols, int64_t T, float* out) {
@@ -201,6 +280,8 @@ Status LlamaModel::Forward(std::span<const SequenceInput> seqs, KvCache& kv, std
   float* gate = Workspace::Ensure(ws.gate, T * ffn);
   float* up = Workspace::Ensure(ws.up, T * ffn);
   float* cos_sin = Workspace::Ensure(ws.cos_sin, T * c.rope_dim);
+  const bool swa_rope = c.swa_rope_differs();  // gemma3's local layers rotate with their own base
+  float* cos_sin_swa = swa_rope ? Workspace::Ensure(ws.cos_sin_swa, T * c.rope_dim) : nullptr;
   int32_t* token_seq = Workspace::Ensure(ws.token_seq, T);
   int32_t* token_pos = Workspace::Ensure(ws.token_pos, T);
   int32_t* token_slot = Workspace::Ensure(ws.token_slot, T);
@@ -230,12 +311,23 @@ Status LlamaModel::Forward(std::span<const SequenceInput> seqs, KvCache& kv, std
         cs[2 * j] = std::cos(theta);
         cs[2 * j + 1] = std::sin(theta);
       }
+      if (swa_rope) {
+        const float ps = static_cast<float>(pos) / c.rope_linear_scale_swa;
+        float* css = cos_sin_swa + t * c.rope_dim;
+        for (int j = 0; j < half_rot; ++j) {
+          const float theta = ps * rope_inv_freq_swa_[j];
+          css[2 * j] = std::cos(theta);
+          css[2 * j + 1] = std::sin(theta);
+        }
+      }
     }
   }
 
   if (!first_stage()) std::copy(options.hidden_in.begin(), options.hidden_in.end(), x);
   auto* const rope = c.rope_style == RopeStyle::kNeox ? &kernels::RopeNeox : &kernels::RopeNorm;
-  auto* const activation = c.ffn_activation == FfnActivation::kGeluTanh ? &kernels::GeluMul : &kernels::SiluMul;
+  auto* const activation = c.ffn_activation == FfnActivation::kGeluTanhF16Table ? &GeluF16TableMul
+                           : c.ffn_activation == FfnActivation::kGeluTanh      ? &kernels::GeluMul
+                                                                               : &kernels::SiluMul;
   kernels::MatMulScratch& mm = *matmul_scratch_;
   kernels::ThreadPool& pool = *pool_;
   // Per-token element-wise work, parallel over token chunks for large batches.
@@ -252,11 +344,12 @@ Status LlamaModel::Forward(std::span<const SequenceInput> seqs, KvCache& kv, std
   for (int l = layer_begin_; l < layer_end_; ++l) {
     const Layer& L = layers_[l];
     const bool rotate = c.layer_uses_rope(l);
+    const float* layer_cos_sin = swa_rope && c.layer_is_local(l) ? cos_sin_swa : cos_sin;
     const kernels::MatMulOutput qkv[] = {{&L.wq, q}, {&L.wk, k}, {&L.wv, v}};
     kernels::MatMulShared(qkv, xn, T, mm, pool);
     for_tokens([&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
-        const float* cs = cos_sin + i * c.rope_dim;
+        const float* cs = layer_cos_sin + i * c.rope_dim;
         if (c.attention_bias) {
           kernels::Axpy(1.0f, L.bq.data(), q + i * qd, qd);
           kernels::Axpy(1.0f, L.bk.data(), k + i * kvd, kvd);
@@ -283,6 +376,7 @@ Status LlamaModel::Forward(std::span<const SequenceInput> seqs, KvCache& kv, std
     RS_RETURN_IF_ERROR(Project(L.wo, ws.attn.data(), qd, T, xn));
     for_tokens([&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
+        if (c.post_norms) kernels::RmsNorm(xn + i * dim, L.post_attn_norm.data(), c.rms_eps, xn + i * dim, dim);
         kernels::Axpy(c.residual_scale, xn + i * dim, x + i * dim, dim);  // residual
         kernels::RmsNorm(x + i * dim, L.ffn_norm.data(), c.rms_eps, xn + i * dim, dim);
       }
@@ -294,6 +388,7 @@ Status LlamaModel::Forward(std::span<const SequenceInput> seqs, KvCache& kv, std
     const float* next_norm = l + 1 < layer_end_ ? layers_[l + 1].attn_norm.data() : nullptr;
     for_tokens([&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
+        if (c.post_norms) kernels::RmsNorm(xn + i * dim, L.post_ffn_norm.data(), c.rms_eps, xn + i * dim, dim);
         kernels::Axpy(c.residual_scale, xn + i * dim, x + i * dim, dim);  // residual
         if (next_norm) kernels::RmsNorm(x + i * dim, next_norm, c.rms_eps, xn + i * dim, dim);
       }

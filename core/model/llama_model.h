@@ -1,5 +1,10 @@
-// LlamaModel: the forward pass of the llama family (llama, qwen2, qwen3, phi3, gemma, granite,
-// smollm3; see LlamaConfig for what differs) on the CPU over a slot-indexed KV cache.
+// LlamaModel: the forward pass of the llama family (llama, qwen2, qwen3, phi3, gemma, gemma2,
+// gemma3, granite, smollm3; see LlamaConfig for what differs) on the CPU over a slot-indexed KV
+// cache.
+//
+// Sliding-window layers (Mistral; gemma2/gemma3's local layers) keep every position in the KV
+// cache and mask keys with pos_q - pos_k >= window per layer, as llama.cpp's swa_full does; so a
+// cached prefix of any length is reused as is, across the window boundary too.
 //
 // One Forward call runs a batch that mixes prefill, extend-after-a-cached-
 // prefix and decode sequences. Each sequence gives its cached length, its new
@@ -87,7 +92,7 @@ class LlamaModel {
   void Attention(int layer, std::span<const SequenceInput> seqs, KvCache& kv, int64_t total_tokens);
   // out (T x w's full output) = w x in; with tensor parallelism `in` holds this rank's in_cols of
   // each row and `w` its output rows: the ranks gather inputs and outputs around the product.
-  void ScaleLogits(std::span<float> logits) const;  // granite's logit divisor
+  void ScaleLogits(std::span<float> logits) const;  // granite's logit divisor, gemma2's final soft-cap
   Status Project(const kernels::WeightView& w, const float* in, int64_t in_cols, int64_t T, float* out);
 
   std::shared_ptr<const gguf::GgufFile> file_;
@@ -101,6 +106,7 @@ class LlamaModel {
   std::vector<float> output_norm_;
   std::vector<Layer> layers_;
   std::vector<float> rope_inv_freq_;  // [rope_dim / 2], rope_freqs.weight's divisors applied
+  std::vector<float> rope_inv_freq_swa_;  // the local layers' (gemma3: rope.freq_base_swa)
   std::unique_ptr<kernels::ThreadPool> pool_;
   std::unique_ptr<kernels::MatMulScratch> matmul_scratch_;
   std::unique_ptr<Workspace> ws_;

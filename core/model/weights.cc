@@ -136,17 +136,26 @@ Result<LlamaWeights> LoadLlamaWeights(const gguf::GgufFile& f, const LlamaConfig
       RS_ASSIGN_OR_RETURN(L.w_up, matrix(p + "ffn_up.weight", c.ffn_dim, c.dim));
     }
     RS_ASSIGN_OR_RETURN(L.w_down, matrix(p + "ffn_down.weight", c.dim, c.ffn_dim));
+    if (c.post_norms) {
+      RS_ASSIGN_OR_RETURN(L.post_attn_norm, vec(p + "post_attention_norm.weight", c.dim));
+      RS_ASSIGN_OR_RETURN(L.post_ffn_norm, vec(p + "post_ffw_norm.weight", c.dim));
+    }
   }
   // A tensor the forward pass does not read means a layout it does not know: refuse, never run wrongly.
   for (const gguf::TensorInfo& t : f.tensors())
     if (!used.count(t.name))
       return Status::Unsupported(f.name() + ": tensor " + t.name + " is not part of the " + c.architecture +
                                  " layout this engine runs");
-  w.rope_inv_freq.resize(c.rope_dim / 2);
-  for (int i = 0; i < c.rope_dim / 2; ++i) {
-    const double inv = std::pow(static_cast<double>(c.rope_freq_base), -2.0 * i / c.rope_dim);
-    w.rope_inv_freq[i] = static_cast<float>(rope_freqs.empty() ? inv : inv / rope_freqs[i]);
-  }
+  auto inv_freq = [&](float base) {
+    std::vector<float> f(c.rope_dim / 2);
+    for (int i = 0; i < c.rope_dim / 2; ++i) {
+      const double inv = std::pow(static_cast<double>(base), -2.0 * i / c.rope_dim);
+      f[i] = static_cast<float>(rope_freqs.empty() ? inv : inv / rope_freqs[i]);
+    }
+    return f;
+  };
+  w.rope_inv_freq = inv_freq(c.rope_freq_base);
+  w.rope_inv_freq_swa = inv_freq(c.rope_freq_base_swa);
   return w;
 }
 

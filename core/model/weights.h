@@ -31,6 +31,7 @@ struct LayerWeights {
   std::vector<float> attn_norm, ffn_norm;
   std::vector<float> bq, bk, bv;  // empty unless config.attention_bias
   std::vector<float> q_norm, k_norm;  // [head_dim], one RMSNorm for every head; empty unless config.qk_norm
+  std::vector<float> post_attn_norm, post_ffn_norm;  // [dim]; empty unless config.post_norms (gemma2/3)
   kernels::WeightView wq, wk, wv, wo, w_gate, w_up, w_down;
 };
 
@@ -40,6 +41,7 @@ struct LlamaWeights {
   std::vector<float> output_norm;
   std::vector<LayerWeights> layers;
   std::vector<float> rope_inv_freq;  // [rope_dim / 2]: base^(-2i/rope_dim), rope_freqs.weight's divisors applied
+  std::vector<float> rope_inv_freq_swa;  // the same with rope_freq_base_swa, for the local layers
 };
 
 // Finds and checks every tensor the config calls for. A tensor the forward pass would not read
