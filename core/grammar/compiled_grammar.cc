@@ -42,6 +42,27 @@ CompiledGrammar::CompiledGrammar(Grammar grammar, std::shared_ptr<const TokenVoc
                                  std::shared_ptr<SharedTables> shared)
     : grammar_(std::move(grammar)), pda_(grammar_), vocab_(std::move(vocab)), shared_(std::move(shared)) {
   if (grammar_.lazy()) dormant_ = std::make_unique<DormantPhase>(grammar_.trigger(), &pda_, vocab_);
+  if (!grammar_.markup_texts().empty()) {
+    const TokenVocab& v = *vocab_;
+    auto in_markup = [&](int32_t id) {
+      const std::string_view piece = v.piece(id);
+      if (piece.empty()) return false;
+      for (const std::string& text : grammar_.markup_texts())
+        if (text.find(piece) != std::string::npos) return true;
+      return false;
+    };
+    for (int32_t id = 0; id < v.size(); ++id)
+      if (!v.matchable(id) && !v.is_eos(id) && in_markup(id)) markup_tokens_.push_back(id);
+    for (int32_t id : v.eos_ids())
+      if (in_markup(id)) markup_eos_.push_back(id);
+    std::sort(markup_eos_.begin(), markup_eos_.end());
+    if (markup_tokens_.size() > kMaxMarkupTokens) {
+      std::stable_sort(markup_tokens_.begin(), markup_tokens_.end(),
+                       [&v](int32_t a, int32_t b) { return v.piece(a).size() > v.piece(b).size(); });
+      markup_tokens_.resize(kMaxMarkupTokens);
+      std::sort(markup_tokens_.begin(), markup_tokens_.end());
+    }
+  }
   // Fewest bytes per rule, exactly (Knuth's generalisation of Dijkstra to grammars): a rule is
   // settled at the smallest total of an alternative whose rules are all settled; rules that
   // derive no finite string stay UINT32_MAX.
@@ -175,7 +196,17 @@ std::string CompiledGrammar::SharedKey(const Context& c) const {
 
 CompiledGrammar::~CompiledGrammar() = default;
 
-const PositionTable& CompiledGrammar::Table(const StackArena& arena, uint32_t node) const {
+namespace {
+
+uint64_t KeyOf(const uint32_t* pos, int depth, bool exact, int max_depth) {
+  uint64_t key = exact ? uint64_t{1} << 63 : 0;
+  for (int i = 0; i < max_depth; ++i) key |= (i < depth ? uint64_t{pos[i]} : kKeyMask) << (kKeyBits * i);
+  return key;
+}
+
+}  // namespace
+
+const PositionTable& CompiledGrammar::Table(const StackArena& arena, uint32_t node, const MarkupSplit** markup) const {
   Context c{{}, 0, true};
   for (uint32_t n = node; c.depth < kContextDepth; ++c.depth) {
     if (n == StackArena::kBottom) break;
@@ -184,13 +215,55 @@ const PositionTable& CompiledGrammar::Table(const StackArena& arena, uint32_t no
   }
   c.exact = c.depth < kContextDepth;
   std::lock_guard<std::mutex> lock(mu_);
-  return TableOf(c);
+  const PositionTable& table = TableOf(c);
+  if (markup != nullptr && has_markup()) {
+    const uint64_t key = KeyOf(c.pos, c.depth, c.exact, kContextDepth);
+    auto it = markup_splits_.find(key);
+    if (it == markup_splits_.end()) it = markup_splits_.emplace(key, SplitMarkup(c)).first;
+    *markup = &it->second;  // unordered_map keeps its elements in place
+  }
+  return table;
+}
+
+MarkupSplit CompiledGrammar::SplitMarkup(const Context& c) const {
+  const uint32_t start_set = StartOf(c);  // first: it may replace the arena and its rows
+  WalkRows& w = *rows_;
+  const uint32_t start = w.Local(start_set);
+  MarkupSplit m;
+  // The walk of a piece: whether it is alive after its last byte, and whether some path left the
+  // context on the way.
+  auto walk = [&](int32_t id, bool* escaped) {
+    uint32_t s = start;
+    *escaped = false;
+    for (char ch : vocab_->piece(id)) {
+      s = w.Step(s, static_cast<uint8_t>(ch));
+      if (s == WalkRows::kDead) return false;
+      *escaped |= (w.flags(s) & WalkRows::kEscaped) != 0;
+    }
+    return true;
+  };
+  // As Derive judges a token: alive after its last byte, allowed; dead where some path had
+  // left the context before, uncertain; else refused.
+  for (int32_t id : markup_tokens_) {
+    bool escaped;
+    if (walk(id, &escaped)) {
+      m.allowed.push_back(id);
+    } else if (escaped) {
+      m.uncertain.push_back(id);
+    }
+  }
+  // A markup EOS completes the grammar only by popping every frame: over the real bottom, where
+  // its bytes are alive; over the marker, only where they leave the context.
+  for (int32_t id : markup_eos_) {
+    bool escaped;
+    const bool alive = walk(id, &escaped);
+    if (c.exact ? alive : escaped) m.eos_to_walk.push_back(id);
+  }
+  return m;
 }
 
 const PositionTable& CompiledGrammar::TableOf(const Context& c) const {
-  uint64_t key = c.exact ? uint64_t{1} << 63 : 0;
-  for (int i = 0; i < kContextDepth; ++i)
-    key |= (i < c.depth ? uint64_t{c.pos[i]} : kKeyMask) << (kKeyBits * i);
+  const uint64_t key = KeyOf(c.pos, c.depth, c.exact, kContextDepth);
   auto it = tables_.find(key);
   if (it != tables_.end()) return *it->second;
   std::shared_ptr<const PositionTable> table;

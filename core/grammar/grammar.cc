@@ -42,9 +42,9 @@ std::string DumpByteSet(const ByteSet& s) {
 
 std::string Grammar::Dump() const {
   std::string out;
-  if (lazy()) {
-    out += "# lazy: free text until \"";
-    for (unsigned char c : trigger_) {
+  auto quoted = [&out](const std::string& text) {
+    out.push_back('"');
+    for (unsigned char c : text) {
       if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
         out.push_back(static_cast<char>(c));
       } else {
@@ -53,7 +53,20 @@ std::string Grammar::Dump() const {
         out.append(buf);
       }
     }
-    out += "\"\n";
+    out.push_back('"');
+  };
+  if (lazy()) {
+    out += "# lazy: free text until ";
+    quoted(trigger_);
+    out += "\n";
+  }
+  if (!markup_texts_.empty()) {
+    out += "# markup:";
+    for (const std::string& m : markup_texts_) {
+      out.push_back(' ');
+      quoted(m);
+    }
+    out += "\n";
   }
   for (size_t r = 0; r < rules_.size(); ++r) {
     out += rules_[r].name;
@@ -83,6 +96,13 @@ bool GrammarBuilder::CheckDeadline() {
     return false;
   }
   return true;
+}
+
+void GrammarBuilder::AddMarkupText(std::string_view text) {
+  if (text.empty()) return;
+  for (const std::string& m : g_.markup_texts_)
+    if (m == text) return;
+  g_.markup_texts_.emplace_back(text);
 }
 
 uint32_t GrammarBuilder::NewRule(std::string_view name) {
@@ -318,6 +338,7 @@ Result<Grammar> GrammarBuilder::Finish(uint32_t root) {
       return Status::InvalidArgument("rule " + g_.rules_[r].name + " matches nothing (it has no alternative)");
   Grammar out;
   out.trigger_ = std::move(g_.trigger_);
+  out.markup_texts_ = std::move(g_.markup_texts_);
   out.byte_sets_ = std::move(g_.byte_sets_);
   out.rules_.reserve(order.size());
   for (uint32_t r : order) {

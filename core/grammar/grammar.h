@@ -12,6 +12,13 @@
 // matcher (matcher.h) handles the free part. Every front-end but the structural one builds
 // ordinary grammars.
 //
+// Markup texts (markup_texts(), structural grammars only): the literal markup the grammar's
+// output is made of (a tool call's begin and end, the prefix, separator, suffix, the trigger).
+// A CompiledGrammar picks the vocabulary's special tokens whose piece lies within one of them
+// ("markup tokens"), and the matcher lets the grammar take those whole, by their piece, wherever
+// it accepts the piece's bytes (compiled_grammar.h). Other grammars have none: they never take a
+// special token.
+//
 // A Grammar is immutable once built and safe to share between threads.
 #pragma once
 
@@ -108,6 +115,9 @@ class Grammar {
   // the rules (the rules' every match starts with it).
   const std::string& trigger() const { return trigger_; }
   bool lazy() const { return !trigger_.empty(); }
+  // The literal markup strings (non-empty, distinct, in the order added); empty for every kind
+  // but kStructural.
+  const std::vector<std::string>& markup_texts() const { return markup_texts_; }
   // Text form (GBNF-like) for tests and debugging.
   std::string Dump() const;
 
@@ -118,6 +128,7 @@ class Grammar {
   uint32_t root_ = 0;
   size_t symbol_count_ = 0;
   std::string trigger_;
+  std::vector<std::string> markup_texts_;
 };
 
 // Builds a Grammar. Front-ends declare rules (possibly before defining them, for recursion),
@@ -151,11 +162,14 @@ class GrammarBuilder {
   // A rule matching the empty string only.
   Symbol Empty();
   // A rule matching what `g` matches: g's byte sets and rules copied in under fresh names (its
-  // trigger is not carried). Counts against limits().max_symbols.
+  // trigger and markup texts are not carried). Counts against limits().max_symbols.
   Symbol Embed(const Grammar& g);
   // Makes the grammar Finish builds lazy (grammar.h's header); the caller checks that every
   // match of the root starts with `trigger`.
   void SetTrigger(std::string trigger) { g_.trigger_ = std::move(trigger); }
+  // Records a literal markup string of the grammar (Grammar::markup_texts(); empty or repeated
+  // strings are skipped). Only the structural front-end calls it.
+  void AddMarkupText(std::string_view text);
 
   // The first error met (a cap passed, an expired deadline); Finish returns it.
   void Fail(Status s) {

@@ -42,13 +42,22 @@ bool GrammarMatcher::AcceptToken(int32_t id) {
   if (terminated_) return false;
   const TokenVocab& v = grammar_->vocab();
   if (v.is_eos(id)) {
-    if (!dormant_ && !arena_->accepting(state_)) return false;
+    if (!dormant_ && !arena_->accepting(state_)) {
+      // A markup EOS (gpt-oss's <|call|>) where its bytes complete the grammar: those bytes, then the end.
+      if (!grammar_->is_markup_eos(id)) return false;
+      const uint32_t next = arena_->AdvanceBytes(state_, v.piece(id));
+      if (next == StackArena::kDead || !arena_->accepting(next)) return false;
+      Push();
+      state_ = next;
+      terminated_ = true;
+      return true;
+    }
     Push();
     terminated_ = true;
     return true;
   }
   if (dormant_) return id >= 0 && id < v.size() && !v.piece(id).empty() && AcceptDormant(v.piece(id));
-  if (!v.matchable(id)) return false;
+  if (!v.matchable(id) && !grammar_->is_markup(id)) return false;
   const uint32_t next = arena_->AdvanceBytes(state_, v.piece(id));
   if (next == StackArena::kDead) return false;
   Push();
@@ -120,8 +129,17 @@ void GrammarMatcher::FillNextTokenBitmask(uint32_t* mask) {
   const PositionTable* tables[64];
   size_t ntables = 0;
   std::vector<const PositionTable*> more;
+  // Markup tokens (special tokens the grammar's markup is written with; most grammars have
+  // none): each context's allowed ones go in now, its uncertain ones are walked below.
+  const bool markup = grammar_->has_markup();
+  std::vector<const MarkupSplit*> markup_to_walk;
   for (uint32_t node : arena_->stacks(state_)) {
-    const PositionTable* t = &grammar_->Table(*arena_, node);
+    const MarkupSplit* split = nullptr;
+    const PositionTable* t = &grammar_->Table(*arena_, node, markup ? &split : nullptr);
+    if (split != nullptr) {
+      for (int32_t id : split->allowed) mask[id >> 5] |= 1u << (id & 31);
+      if (!split->uncertain.empty() || !split->eos_to_walk.empty()) markup_to_walk.push_back(split);
+    }
     bool seen = false;
     for (size_t i = 0; i < ntables && !seen; ++i) seen = tables[i] == t;
     for (size_t i = 0; i < more.size() && !seen; ++i) seen = more[i] == t;
@@ -153,8 +171,26 @@ void GrammarMatcher::FillNextTokenBitmask(uint32_t* mask) {
       checked_[id] = stamp_;
       if (arena_->AdvanceBytes(state_, v.piece(id)) != StackArena::kDead) mask[id >> 5] |= 1u << (id & 31);
     }
-  if (arena_->accepting(state_))
+  for (const MarkupSplit* split : markup_to_walk)
+    for (int32_t id : split->uncertain) {
+      if ((mask[id >> 5] >> (id & 31)) & 1) continue;
+      if (checked_[id] == stamp_) continue;
+      checked_[id] = stamp_;
+      if (arena_->AdvanceBytes(state_, v.piece(id)) != StackArena::kDead) mask[id >> 5] |= 1u << (id & 31);
+    }
+  if (arena_->accepting(state_)) {
     for (int32_t id : v.eos_ids()) mask[id >> 5] |= 1u << (id & 31);
+  } else {
+    // Markup EOS tokens (gpt-oss's <|call|>) where their bytes complete the grammar.
+    for (const MarkupSplit* split : markup_to_walk)
+      for (int32_t id : split->eos_to_walk) {
+        if ((mask[id >> 5] >> (id & 31)) & 1) continue;
+        if (checked_[id] == stamp_) continue;
+        checked_[id] = stamp_;
+        const uint32_t next = arena_->AdvanceBytes(state_, v.piece(id));
+        if (next != StackArena::kDead && arena_->accepting(next)) mask[id >> 5] |= 1u << (id & 31);
+      }
+  }
   if (mask_cache_.use_count() > 1) mask_cache_ = std::make_shared<std::vector<CachedMask>>(*mask_cache_);
   if (mask_cache_->size() >= kMaskCacheEntries) mask_cache_->erase(mask_cache_->begin());
   mask_cache_->push_back(CachedMask{state_, std::vector<uint32_t>(mask, mask + words)});

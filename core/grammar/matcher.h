@@ -10,9 +10,17 @@
 // followed by bytes the grammar refuses); EOS ends the matcher; CanEnd is true, MustEnd false and
 // the forced continuation empty. The token (or bytes) that completes the trigger activates it:
 // the grammar takes the bytes from the trigger's first byte to the token's end (those before are
-// free text), and from then on the matcher is an ordinary one, special tokens refused again.
+// free text), and from then on the matcher is an ordinary one, special tokens refused again
+// (but for markup tokens, below).
 // Rollback and Fork carry the phase, so a rollback across the activation and a replay of the
 // same tokens come back to the same state.
+//
+// Special tokens: refused once the grammar is active, except the grammar's markup tokens
+// (compiled_grammar.h: the special tokens a structural grammar's markup is written with, such
+// as "<tool_call>"), which the mask allows and AcceptToken takes exactly where the grammar
+// accepts their piece's bytes, as if the piece were spelled in ordinary tokens. A markup EOS
+// (an end-of-generation token written within the markup, as gpt-oss's "<|call|>") is also
+// allowed where its bytes complete the grammar, and taking it there feeds them and ends.
 //
 // Thread-compatible: one thread at a time. A matcher and its forks share one StackArena, so a
 // matcher and its forks must be used from the same thread. The CompiledGrammar is shared and
@@ -37,7 +45,8 @@ class GrammarMatcher {
   explicit GrammarMatcher(std::shared_ptr<const CompiledGrammar> grammar, int max_rollback = 16);
 
   // Advances by one token; false (state unchanged) when the grammar does not allow it. EOS is
-  // allowed only where the grammar may end, and ends the matcher.
+  // allowed only where the grammar may end (or, for a markup EOS, where its bytes end it), and
+  // ends the matcher.
   bool AcceptToken(int32_t id);
   // Advances by raw bytes (tests, forced continuations); false when refused (state unchanged).
   bool AcceptBytes(std::string_view bytes);

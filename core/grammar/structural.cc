@@ -206,6 +206,16 @@ Result<Grammar> CompileStructural(std::string_view spec_text, const GrammarLimit
     b.AddAlternative(root, {});
   }
   if (spec.lazy) b.SetTrigger(spec.trigger);
+  // The literal markup: the special tokens of a vocabulary that lie within it are the grammar's
+  // markup tokens (compiled_grammar.h).
+  b.AddMarkupText(spec.prefix);
+  for (const CallSpec& c : spec.calls) {
+    b.AddMarkupText(c.begin);
+    b.AddMarkupText(c.end);
+  }
+  if (spec.max_calls != 1) b.AddMarkupText(spec.separator);
+  b.AddMarkupText(spec.suffix);
+  b.AddMarkupText(spec.trigger);
   return b.Finish(root);
 }
 

@@ -26,6 +26,12 @@
 // The trigger must start prefix + begin of every call (it is how the model announces a call,
 // e.g. "<tool_call>" or "[TOOL_CALLS]").
 //
+// Markup tokens: prefix, separator (where max_calls allows a second call), suffix, every call's
+// begin and end and the trigger are recorded as the grammar's markup texts
+// (Grammar::markup_texts()), so that a vocabulary's special tokens written within them (Qwen's
+// "<tool_call>", Mistral's "[TOOL_CALLS]") are taken whole where the grammar accepts their bytes
+// (compiled_grammar.h), as the model writes them.
+//
 // Errors: InvalidArgument naming the field ("calls[2].end: must be a string"); a schema's error
 // is the JSON Schema compiler's (its code and message) under the call's field, so its JSON
 // pointer reads on ("calls[2].schema/properties/x/minimum: ..."); ResourceExhausted for the caps

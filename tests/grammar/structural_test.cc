@@ -2,9 +2,10 @@
 // markup of Hermes (<tool_call> blocks) and Mistral Nemo ([TOOL_CALLS][...]) constrained to their
 // tools' schemas; the free text before a trigger, the trigger split across tokens or inside one
 // token with a good or bad tail, a special token that is the trigger; EOS, rollback and fork in
-// both phases; every refused spec's message; the grammar cache. Most tests use a small synthetic
-// vocabulary whose tokens split the markers at awkward places; the last walks a realistic output
-// tokenized by a real 102k tokenizer.
+// both phases; markup tokens (special tokens such as <tool_call>, [TOOL_CALLS] taken whole where
+// the grammar takes their bytes, and no other special token); every refused spec's message; the
+// grammar cache. Most tests use a small synthetic vocabulary whose tokens split the markers at
+// awkward places; the last walks a realistic output tokenized by a real 102k tokenizer.
 #include "core/grammar/structural.h"
 
 #include <gtest/gtest.h>
@@ -35,8 +36,10 @@ struct SmallVocab {
   std::shared_ptr<const TokenVocab> vocab;
   std::map<std::string, int32_t> id_of;  // matchable tokens by piece
 
-  SmallVocab() {
-    std::vector<std::string> pieces = {"</s>", "<s>", "<tool_call>", "[TOOL_CALLS]", "<|im_end|>", ""};
+  SmallVocab() : SmallVocab({"</s>", "<s>", "<tool_call>", "[TOOL_CALLS]", "<|im_end|>", ""}, {1, 2, 3, 4, 5}) {}
+  // `pieces` (ids 0.., `special` and `eos` among them) before the ordinary pieces.
+  SmallVocab(std::vector<std::string> pieces, const std::vector<int32_t>& special,
+             const std::vector<int32_t>& eos = {kEos}) {
     for (int c = 0x20; c < 0x7f; ++c) pieces.push_back(std::string(1, static_cast<char>(c)));
     pieces.push_back("\n");
     for (const char* p : {"Sure", " I", "'ll", " check", " the", " weather", ".", "\n\n", "<tool", "tool", "_call",
@@ -46,8 +49,6 @@ struct SmallVocab {
                           "unit", "tz", "UTC", "\"}", "}\n", "</tool_call>", "\n</", "tool_call>", ", ", "[TOOL_CALLS]",
                           "[TOOL_CALLS][", "[{", "}]", "{\"name\": \"", "}}\n"})
       pieces.push_back(p);
-    const std::vector<int32_t> special = {kBos, kToolCall, kMistralCalls, kImEnd, kUnused};
-    const std::vector<int32_t> eos = {kEos};
     vocab = TokenVocab::Create(pieces, special, eos);
     for (int32_t id = 0; id < vocab->size(); ++id)
       if (vocab->matchable(id)) id_of.emplace(std::string(vocab->piece(id)), id);
@@ -396,7 +397,12 @@ TEST(LazyStructuralGrammar, SpecialTokensWhileDormantAndAfterwards) {
   EXPECT_FALSE(Bit(mask, SmallVocab::kImEnd));
   EXPECT_FALSE(m.Fork().AcceptToken(SmallVocab::kImEnd));
   ASSERT_TRUE(Walk(m, v.Greedy("\n{\"name\": \"get_time\", \"arguments\": {\"tz\":\"UTC\"}}\n</tool_call>")));
-  EXPECT_FALSE(m.Fork().AcceptToken(SmallVocab::kToolCall));  // a second call is spelled in text
+  // A second call: the special <tool_call> is one of the grammar's markup tokens, taken where
+  // its bytes fit (after the separator), not before.
+  EXPECT_FALSE(m.Fork().AcceptToken(SmallVocab::kToolCall));
+  GrammarMatcher second = m.Fork();
+  ASSERT_TRUE(Walk(second, {v.Id("\n"), SmallVocab::kToolCall}));
+  EXPECT_EQ(second.ForcedContinuation(), "\n{\"name\": \"get_");
   EXPECT_TRUE(m.AcceptToken(SmallVocab::kEos));
 
   // Mistral: the control token [TOOL_CALLS] is the trigger and the start of the prefix.
@@ -481,6 +487,466 @@ TEST(LazyStructuralGrammar, ForksAreIndependentInBothPhases) {
   EXPECT_TRUE(ff.CanEnd());
   EXPECT_FALSE(f.CanEnd());
   EXPECT_EQ(f.ForcedContinuation(), "{\"name\": \"get_");
+}
+
+// --- Markup tokens: special tokens the markup is written with ------------------------------
+
+// A vocabulary whose markers are special tokens, as Qwen's <tool_call> / </tool_call> (user
+// defined) and Mistral's [TOOL_CALLS] / [ARGS] (control): the ordinary pieces of SmallVocab can
+// spell them too (one byte at a time, "<tool", "_call", and an ordinary "<tool_call>" piece).
+struct MarkupIds {
+  static constexpr int32_t kEos = 0, kImStart = 1, kImEnd = 2, kToolCall = 3, kToolCallEnd = 4, kToolCalls = 5,
+                           kArgs = 6, kUnused = 7, kSpecialCount = 8;
+};
+
+const SmallVocab& Markup() {
+  static const SmallVocab v(
+      {"</s>", "<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>", "[TOOL_CALLS]", "[ARGS]", ""},
+      {1, 2, 3, 4, 5, 6, 7});
+  return v;
+}
+
+// The special tokens (EOS aside) the mask allows.
+std::vector<int32_t> AllowedSpecials(GrammarMatcher& m) {
+  const std::vector<uint32_t> mask = MaskOf(m);
+  std::vector<int32_t> out;
+  for (int32_t id = 1; id < MarkupIds::kSpecialCount; ++id)
+    if (Bit(mask, id)) out.push_back(id);
+  return out;
+}
+
+// Mistral v11 and later: every call is [TOOL_CALLS]name[ARGS]{arguments}, both markers control tokens.
+std::string MistralSpec(const std::string& extra = "") {
+  return R"({"calls":[{"begin":"[TOOL_CALLS]get_time[ARGS]","schema":)" + std::string(kTimeSchema) +
+         R"(},{"begin":"[TOOL_CALLS]get_weather[ARGS]","schema":)" + kWeatherSchema + "}]" + extra + "}";
+}
+
+TEST(MarkupTokens, HermesTakesTheSpecialMarkersExactlyWhereTheirBytesGo) {
+  using I = MarkupIds;
+  const SmallVocab& v = Markup();
+  auto g = MustCompile(HermesSpec(), v.vocab);
+  EXPECT_EQ(g->markup_tokens(), (std::vector<int32_t>{I::kToolCall, I::kToolCallEnd}));
+  GrammarMatcher m(g, 64);
+  // The start: the special <tool_call> and every ordinary way to spell it; no other special token.
+  std::vector<uint32_t> mask = MaskOf(m);
+  EXPECT_TRUE(Bit(mask, I::kToolCall));
+  EXPECT_TRUE(Bit(mask, v.Id("<")));
+  EXPECT_TRUE(Bit(mask, v.Id("<tool")));
+  EXPECT_TRUE(Bit(mask, v.Id("<tool_call>")));
+  EXPECT_EQ(AllowedSpecials(m), std::vector<int32_t>{I::kToolCall});
+  ExpectMaskIsExact(m, "at the start");
+  // After the special token the grammar is where the bytes would have put it.
+  GrammarMatcher by_bytes(g);
+  ASSERT_TRUE(by_bytes.AcceptBytes("<tool_call>"));
+  ASSERT_TRUE(m.AcceptToken(I::kToolCall));
+  EXPECT_EQ(m.ForcedContinuation(), "\n{\"name\": \"get_");
+  EXPECT_EQ(MaskOf(m), MaskOf(by_bytes));
+  // The call, token by token: the special </tool_call> is allowed where the grammar takes its
+  // bytes, and no special token outside the markup ever is.
+  std::string seen = "<tool_call>";
+  std::vector<std::string> closing_at;  // where the special </tool_call> was allowed
+  for (int32_t id : v.Greedy("\n{\"name\": \"get_weather\", \"arguments\": {\"city\":\"Paris\",\"unit\":\"c\"}}\n")) {
+    ExpectMaskIsExact(m, "after '" + seen + "'");
+    const std::vector<int32_t> specials = AllowedSpecials(m);
+    GrammarMatcher probe = m.Fork();
+    const bool bytes_fit = probe.AcceptBytes("</tool_call>");
+    EXPECT_EQ(std::count(specials.begin(), specials.end(), I::kToolCallEnd) == 1, bytes_fit) << seen;
+    for (int32_t s : specials) EXPECT_TRUE(s == I::kToolCall || s == I::kToolCallEnd) << s << " after " << seen;
+    if (bytes_fit) closing_at.push_back(seen);
+    ASSERT_TRUE(m.AcceptToken(id)) << seen;
+    seen += v.vocab->piece(id);
+  }
+  // Only inside the string value "Paris" (at its start and after it), where the marker's bytes
+  // are string characters: there the special tokens are allowed as their ordinary spellings are.
+  const std::string head = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\":\"";
+  EXPECT_EQ(closing_at, (std::vector<std::string>{head, head + "Paris"}));
+  GrammarMatcher in_string(g);
+  ASSERT_TRUE(in_string.AcceptBytes("<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\":\"Pa"));
+  EXPECT_EQ(AllowedSpecials(in_string), (std::vector<int32_t>{I::kToolCall, I::kToolCallEnd}));
+  // After "}\n": </tool_call>, special or spelled; the forced bytes match the special token's piece.
+  EXPECT_EQ(m.ForcedContinuation(), "</tool_call>");
+  EXPECT_EQ(AllowedSpecials(m), std::vector<int32_t>{I::kToolCallEnd});
+  ExpectMaskIsExact(m, "before </tool_call>");
+  ASSERT_TRUE(m.AcceptToken(I::kToolCallEnd));
+  EXPECT_TRUE(m.CanEnd());
+  EXPECT_FALSE(m.MustEnd());
+  EXPECT_TRUE(AllowedSpecials(m).empty());  // "\n" first
+  ExpectMaskIsExact(m, "after the first call");
+  // A second call opened by the special token and closed by the ordinary piece.
+  std::vector<int32_t> second = {v.Id("\n"), I::kToolCall};
+  for (int32_t id : v.Greedy("\n{\"name\": \"get_time\", \"arguments\": {\"tz\":\"UTC\"}}\n")) second.push_back(id);
+  second.push_back(v.Id("</tool_call>"));
+  ASSERT_TRUE(Walk(m, second));
+  EXPECT_TRUE(m.CanEnd());
+  ExpectMaskIsExact(m, "at the end");
+  EXPECT_TRUE(m.AcceptToken(I::kEos));
+  // Special tokens outside the markup are refused even where their bytes would fit.
+  GrammarMatcher other(g);
+  ASSERT_TRUE(other.AcceptBytes("<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"tz\":\""));
+  EXPECT_TRUE(other.Fork().AcceptBytes("<|im_start|>"));
+  EXPECT_FALSE(other.Fork().AcceptToken(I::kImStart));
+  EXPECT_FALSE(other.Fork().AcceptToken(I::kToolCalls));
+  EXPECT_FALSE(other.Fork().AcceptToken(I::kUnused));
+}
+
+TEST(MarkupTokens, MistralControlTokensRequiredAndLazy) {
+  using I = MarkupIds;
+  const SmallVocab& v = Markup();
+  // Required: from the first token.
+  auto g = MustCompile(MistralSpec(), v.vocab);
+  EXPECT_EQ(g->markup_tokens(), (std::vector<int32_t>{I::kToolCalls, I::kArgs}));
+  const std::string text = "[TOOL_CALLS]get_time[ARGS]{\"tz\":\"UTC\"}[TOOL_CALLS]get_weather[ARGS]"
+                           "{\"city\":\"Paris\",\"unit\":\"f\"}";
+  {
+    GrammarMatcher m(g, 64);
+    EXPECT_EQ(AllowedSpecials(m), std::vector<int32_t>{I::kToolCalls});
+    EXPECT_TRUE(Bit(MaskOf(m), v.Id("[")));
+    EXPECT_TRUE(Bit(MaskOf(m), v.Id("[TOOL_CALLS]")));  // the ordinary spelling
+    std::vector<int32_t> ids = {I::kToolCalls};
+    for (int32_t id : v.Greedy("get_time")) ids.push_back(id);
+    ids.push_back(I::kArgs);
+    for (int32_t id : v.Greedy("{\"tz\":\"UTC\"}")) ids.push_back(id);
+    ids.push_back(I::kToolCalls);
+    for (int32_t id : v.Greedy("get_weather")) ids.push_back(id);
+    ids.push_back(I::kArgs);
+    for (int32_t id : v.Greedy("{\"city\":\"Paris\",\"unit\":\"f\"}")) ids.push_back(id);
+    ASSERT_TRUE(Walk(m, ids));
+    std::string out;
+    for (int32_t id : ids) out += v.vocab->piece(id);
+    EXPECT_EQ(out, text);
+    EXPECT_TRUE(m.CanEnd());
+    EXPECT_EQ(AllowedSpecials(m), std::vector<int32_t>{I::kToolCalls});  // a third call may follow
+    ExpectMaskIsExact(m, "at the end");
+    EXPECT_TRUE(m.AcceptToken(I::kEos));
+    // [ARGS] only right after the name: not in place of it.
+    GrammarMatcher n(g);
+    ASSERT_TRUE(n.AcceptToken(I::kToolCalls));
+    EXPECT_TRUE(AllowedSpecials(n).empty());
+    EXPECT_FALSE(n.Fork().AcceptToken(I::kArgs));
+    ASSERT_TRUE(n.AcceptBytes("get_tim"));
+    EXPECT_FALSE(n.Fork().AcceptToken(I::kArgs));
+    ASSERT_TRUE(n.AcceptBytes("e"));
+    EXPECT_EQ(AllowedSpecials(n), std::vector<int32_t>{I::kArgs});
+  }
+  // Lazy: free text, the control token triggers, and the second call's control token is taken
+  // in the active phase.
+  auto lazy = MustCompile(MistralSpec(R"(,"trigger":"[TOOL_CALLS]")"), v.vocab);
+  EXPECT_EQ(lazy->markup_tokens(), (std::vector<int32_t>{I::kToolCalls, I::kArgs}));
+  for (bool special_trigger : {true, false}) {
+    SCOPED_TRACE(special_trigger);
+    GrammarMatcher m(lazy, 64);
+    std::vector<int32_t> ids = v.Greedy("Sure. I'll check.");
+    if (special_trigger) {
+      ids.push_back(I::kToolCalls);
+    } else {
+      ids.push_back(v.Id("[TOOL_CALLS]"));  // the ordinary piece triggers too
+    }
+    ASSERT_TRUE(Walk(m, ids));
+    EXPECT_FALSE(m.dormant());
+    EXPECT_EQ(AllowedSpecials(m), std::vector<int32_t>{});
+    std::vector<int32_t> rest = v.Greedy("get_time");
+    rest.push_back(I::kArgs);
+    for (int32_t id : v.Greedy("{\"tz\":\"UTC\"}")) rest.push_back(id);
+    rest.push_back(I::kToolCalls);
+    for (int32_t id : v.Greedy("get_weather[ARGS]{\"city\":\"Paris\",\"unit\":\"c\"}")) rest.push_back(id);
+    ASSERT_TRUE(Walk(m, rest));
+    EXPECT_TRUE(m.CanEnd());
+    EXPECT_TRUE(m.AcceptToken(I::kEos));
+  }
+  // While dormant every special token with a piece is free text, as before; once active, only
+  // the markup's.
+  GrammarMatcher d(lazy);
+  EXPECT_EQ(AllowedSpecials(d), (std::vector<int32_t>{I::kImStart, I::kImEnd, I::kToolCall, I::kToolCallEnd,
+                                                      I::kToolCalls, I::kArgs}));
+  ASSERT_TRUE(d.AcceptToken(I::kImEnd));
+  ASSERT_TRUE(d.AcceptToken(I::kToolCalls));
+  EXPECT_FALSE(d.Fork().AcceptToken(I::kImEnd));
+  EXPECT_FALSE(d.Fork().AcceptToken(I::kToolCall));
+  // The Nemo form: [TOOL_CALLS] starts the prefix "[TOOL_CALLS][".
+  const std::string nemo = R"({"calls":[{"begin":"{\"name\": \"get_time\", \"arguments\": ","schema":)" +
+                           std::string(kTimeSchema) + R"(,"end":"}"}],"prefix":"[TOOL_CALLS][","separator":", ",)"
+                           R"("suffix":"]"})";
+  auto ng = MustCompile(nemo, v.vocab);
+  EXPECT_EQ(ng->markup_tokens(), std::vector<int32_t>{I::kToolCalls});
+  GrammarMatcher n(ng, 64);
+  std::vector<int32_t> ids = {I::kToolCalls};
+  for (int32_t id : v.Greedy("[{\"name\": \"get_time\", \"arguments\": {\"tz\":\"UTC\"}}]")) ids.push_back(id);
+  ASSERT_TRUE(Walk(n, ids));
+  EXPECT_TRUE(n.MustEnd());
+}
+
+TEST(MarkupTokens, OtherGrammarKindsNeverTakeASpecialToken) {
+  using I = MarkupIds;
+  const SmallVocab& v = Markup();
+  struct Case {
+    GrammarKind kind;
+    std::string text, output;
+  };
+  const std::vector<Case> cases = {
+      {GrammarKind::kJsonSchema, R"({"type":"object","properties":{"s":{"type":"string"}},"required":["s"]})",
+       "{\"s\":\"<tool_call>[TOOL_CALLS]</tool_call>\"}"},
+      {GrammarKind::kJsonObject, "", "{\"<tool_call>\":\"[ARGS]\"}"},
+      {GrammarKind::kRegex, "<tool_call>[a-z_]*</tool_call>", "<tool_call>get_time</tool_call>"},
+      {GrammarKind::kGbnf, R"(root ::= "<tool_call>" [a-z_]* "</tool_call>")", "<tool_call>get_time</tool_call>"},
+      {GrammarKind::kChoice, R"(["<tool_call>", "[TOOL_CALLS]"])", "[TOOL_CALLS]"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.text);
+    auto g = CompileSpec(GrammarSpec{c.kind, c.text});
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    EXPECT_TRUE(g->markup_texts().empty());
+    auto cg = std::make_shared<const CompiledGrammar>(std::move(g).value(), v.vocab);
+    EXPECT_TRUE(cg->markup_tokens().empty());
+    GrammarMatcher m(cg);
+    // Spelled one byte at a time, so that every position inside the markers is met.
+    std::string seen;
+    for (char ch : c.output) {
+      ExpectMaskIsExact(m, "after '" + seen + "'");
+      EXPECT_TRUE(AllowedSpecials(m).empty()) << seen;
+      for (int32_t s = 1; s < I::kSpecialCount; ++s) EXPECT_FALSE(m.Fork().AcceptToken(s)) << s << " " << seen;
+      ASSERT_TRUE(m.AcceptToken(v.Id(std::string(1, ch)))) << seen;
+      seen.push_back(ch);
+    }
+    EXPECT_TRUE(m.AcceptToken(I::kEos));
+  }
+}
+
+// What the worker's overlap loop does: roll back across accepted markup tokens and replay.
+TEST(MarkupTokens, RollbackAndForkAcrossAMarkupToken) {
+  using I = MarkupIds;
+  const SmallVocab& v = Markup();
+  auto g = MustCompile(HermesSpec(), v.vocab);
+  std::vector<int32_t> ids = {I::kToolCall};
+  for (int32_t id : v.Greedy("\n{\"name\": \"get_time\", \"arguments\": {\"tz\":\"UTC\"}}\n")) ids.push_back(id);
+  ids.push_back(I::kToolCallEnd);
+  ids.push_back(v.Id("\n"));
+  ids.push_back(I::kToolCall);
+  ids.push_back(v.Id("\n"));
+  GrammarMatcher m(g, 64);
+  std::vector<std::vector<uint32_t>> masks;
+  std::vector<std::string> forced;
+  for (int32_t id : ids) {
+    masks.push_back(MaskOf(m));
+    forced.push_back(m.ForcedContinuation());
+    ASSERT_TRUE(m.AcceptToken(id));
+  }
+  masks.push_back(MaskOf(m));
+  forced.push_back(m.ForcedContinuation());
+  const int n = static_cast<int>(ids.size());
+  for (int k : {1, 2, 3, 4, n - 1, n}) {
+    SCOPED_TRACE(k);
+    ASSERT_TRUE(m.Rollback(k).ok());
+    const size_t at = ids.size() - k;
+    EXPECT_EQ(MaskOf(m), masks[at]);
+    EXPECT_EQ(m.ForcedContinuation(), forced[at]);
+    for (size_t i = at; i < ids.size(); ++i) {
+      ASSERT_TRUE(m.AcceptToken(ids[i]));
+      EXPECT_EQ(MaskOf(m), masks[i + 1]);
+      EXPECT_EQ(m.ForcedContinuation(), forced[i + 1]);
+    }
+  }
+  // Rolled back to just before the closing marker: a fork takes the special token, the
+  // original the ordinary spelling; both end up in the same place.
+  ASSERT_TRUE(m.Rollback(4).ok());
+  GrammarMatcher f = m.Fork();
+  ASSERT_TRUE(f.AcceptToken(I::kToolCallEnd));
+  ASSERT_TRUE(m.AcceptToken(v.Id("</tool_call>")));
+  EXPECT_EQ(MaskOf(f), MaskOf(m));
+  EXPECT_TRUE(f.CanEnd() && m.CanEnd());
+  ASSERT_TRUE(f.Rollback(1).ok());
+  EXPECT_EQ(f.ForcedContinuation(), "</tool_call>");
+  EXPECT_TRUE(m.CanEnd());
+}
+
+// A markup token may close the JSON value before the markup proper starts ("}}}" lies within
+// the end "}}}</f>", but its braces can close the arguments' inner objects): from deep inside the
+// value such a token pops past what a context sees, so the mask walks it from the whole state.
+TEST(MarkupTokens, ATokenThatLeavesTheValueIsJudgedOnTheWholeState) {
+  const SmallVocab v({"</s>", "}}}", "}}}</f>", "\"}}", "</f>"}, {1, 2, 3, 4});
+  const std::string spec =
+      R"({"calls":[{"begin":"<f>{\"a\": {\"call\": {\"args\": ","schema":{"type":"object","properties":{)"
+      R"("o":{"type":"object","properties":{"p":{"type":"object","properties":{"m":{"type":"integer"}},)"
+      R"("required":["m"],"additionalProperties":false}},"required":["p"],"additionalProperties":false}},)"
+      R"("required":["o"],"additionalProperties":false},"end":"}}}</f>"}],"min_calls":2,"max_calls":2})";
+  auto g = MustCompile(spec, v.vocab);
+  EXPECT_EQ(g->markup_tokens(), (std::vector<int32_t>{1, 2, 4}));  // not "\"}}"
+  const std::string call = R"(<f>{"a": {"call": {"args": {"o":{"p":{"m":12}}}}}}</f>)";
+  GrammarMatcher m(g, 64);
+  std::string seen;
+  std::map<std::string, std::vector<int32_t>> allowed;  // special tokens allowed, by position
+  for (char ch : call + call) {
+    ExpectMaskIsExact(m, "after '" + seen + "'");
+    const std::vector<uint32_t> mask = MaskOf(m);
+    for (int32_t id = 1; id <= 4; ++id)
+      if (Bit(mask, id)) allowed[seen].push_back(id);
+    ASSERT_TRUE(m.AcceptToken(v.Id(std::string(1, ch)))) << seen;
+    seen.push_back(ch);
+  }
+  EXPECT_TRUE(m.MustEnd());
+  const std::string head = R"(<f>{"a": {"call": {"args": {"o":{"p":{"m":1)";
+  EXPECT_EQ(allowed[head], std::vector<int32_t>{1});            // "}}}": p, o and args closed
+  EXPECT_EQ(allowed[head + "2"], std::vector<int32_t>{1});
+  EXPECT_EQ(allowed[head + "2}"], std::vector<int32_t>{1});     // o, args, then the end's first
+  EXPECT_EQ(allowed[head + "2}}"], std::vector<int32_t>{1});
+  EXPECT_EQ(allowed[head + "2}}}"], (std::vector<int32_t>{1, 2}));
+  EXPECT_EQ(allowed[head + "2}}}}"], std::vector<int32_t>{});
+  EXPECT_EQ(allowed[head + "2}}}}}"], std::vector<int32_t>{});
+  EXPECT_EQ(allowed[head + "2}}}}}}"], std::vector<int32_t>{4});
+  // Taking the specials from deep inside: the same output as the bytes.
+  GrammarMatcher k(g, 64);
+  ASSERT_TRUE(k.AcceptBytes(head + "2"));
+  ASSERT_TRUE(Walk(k, {1, 2}));
+  EXPECT_FALSE(k.MustEnd());
+  ASSERT_TRUE(k.AcceptBytes(head + "2"));
+  ASSERT_TRUE(Walk(k, {v.Id("}"), 1, v.Id("}"), v.Id("}"), 4}));
+  EXPECT_TRUE(k.MustEnd());
+}
+
+// gpt-oss: <|channel|>, <|constrain|> and <|message|> are special tokens, and <|call|>, which
+// ends a call, ends the turn too (an end-of-generation token, as <|return|>): it is allowed where
+// its bytes complete the grammar, and taking it ends the matcher there.
+TEST(MarkupTokens, GptOssCallIsAnEndOfGenerationTokenWrittenAsMarkup) {
+  enum : int32_t { kReturn = 0, kCall, kChannel, kConstrain, kMessage, kStart, kEnd };
+  const SmallVocab v({"<|return|>", "<|call|>", "<|channel|>", "<|constrain|>", "<|message|>", "<|start|>", "<|end|>"},
+                     {kChannel, kConstrain, kMessage, kStart}, {kReturn, kCall, kEnd});
+  auto specials = [](GrammarMatcher& m) {
+    const std::vector<uint32_t> mask = MaskOf(m);
+    std::vector<int32_t> out;
+    for (int32_t id = kReturn; id <= kEnd; ++id)
+      if (Bit(mask, id)) out.push_back(id);
+    return out;
+  };
+  const std::string calls = R"({"calls":[{"begin":"to=functions.get_time <|constrain|>json<|message|>","schema":)" +
+                            std::string(kTimeSchema) + R"(,"end":"<|call|>"}],"max_calls":1)";
+  auto g = MustCompile(calls + R"(,"prefix":"<|channel|>commentary "})", v.vocab);
+  EXPECT_EQ(g->markup_tokens(), (std::vector<int32_t>{kChannel, kConstrain, kMessage}));
+  EXPECT_EQ(g->markup_eos(), std::vector<int32_t>{kCall});
+  GrammarMatcher m(g, 64);
+  EXPECT_EQ(specials(m), std::vector<int32_t>{kChannel});
+  std::vector<int32_t> ids = {kChannel};
+  for (int32_t id : v.Greedy("commentary to=functions.get_time ")) ids.push_back(id);
+  ids.push_back(kConstrain);
+  for (int32_t id : v.Greedy("json")) ids.push_back(id);
+  ids.push_back(kMessage);
+  ASSERT_TRUE(Walk(m, ids));
+  ASSERT_TRUE(Walk(m, v.Greedy("{\"tz\":\"")));
+  // Inside the string <|call|>'s bytes fit, but do not complete the grammar.
+  EXPECT_TRUE(m.Fork().AcceptBytes("<|call|>"));
+  EXPECT_EQ(specials(m), (std::vector<int32_t>{kChannel, kConstrain, kMessage}));
+  EXPECT_FALSE(m.Fork().AcceptToken(kCall));
+  ASSERT_TRUE(Walk(m, v.Greedy("UTC\"}")));
+  // After the arguments: <|call|> only (not <|return|>, not <|end|>), and it ends the matcher.
+  EXPECT_FALSE(m.CanEnd());
+  EXPECT_EQ(m.ForcedContinuation(), "<|call|>");
+  EXPECT_EQ(specials(m), std::vector<int32_t>{kCall});
+  ExpectMaskIsExact(m, "before <|call|>");
+  ASSERT_TRUE(m.AcceptToken(kCall));
+  EXPECT_TRUE(m.terminated());
+  EXPECT_TRUE(specials(m).empty());
+  // Rolled back, the bytes spelled: then every EOS ends it, as anywhere the grammar may end.
+  ASSERT_TRUE(m.Rollback(1).ok());
+  EXPECT_FALSE(m.terminated());
+  EXPECT_EQ(specials(m), std::vector<int32_t>{kCall});
+  ASSERT_TRUE(m.AcceptBytes("<|call|>"));
+  EXPECT_TRUE(m.MustEnd());
+  EXPECT_EQ(specials(m), (std::vector<int32_t>{kReturn, kCall, kEnd}));
+  ExpectMaskIsExact(m, "after <|call|> spelled");
+  EXPECT_TRUE(m.AcceptToken(kReturn));
+  // Lazy (tool_choice auto): free text with special tokens, the trigger, then the same call.
+  auto lazy = MustCompile(calls + R"(,"trigger":"to=functions."})", v.vocab);
+  EXPECT_EQ(lazy->markup_tokens(), (std::vector<int32_t>{kConstrain, kMessage}));
+  EXPECT_EQ(lazy->markup_eos(), std::vector<int32_t>{kCall});
+  GrammarMatcher n(lazy, 64);
+  ids = {kChannel};
+  for (int32_t id : v.Greedy("analysis Sure.")) ids.push_back(id);
+  ids.push_back(kStart);  // free text while dormant
+  ids.push_back(kChannel);
+  for (int32_t id : v.Greedy("commentary to=functions.get_time ")) ids.push_back(id);
+  ids.push_back(kConstrain);
+  for (int32_t id : v.Greedy("json")) ids.push_back(id);
+  ids.push_back(kMessage);
+  for (int32_t id : v.Greedy("{\"tz\":\"UTC\"}")) ids.push_back(id);
+  ids.push_back(kCall);
+  ASSERT_TRUE(Walk(n, ids));
+  EXPECT_TRUE(n.terminated());
+  // While dormant an EOS (<|call|> included) ends an answer without a call, as before.
+  GrammarMatcher d(lazy);
+  ASSERT_TRUE(d.AcceptBytes("Sure."));
+  EXPECT_TRUE(d.AcceptToken(kCall));
+}
+
+// A markup EOS that closes the value from deep inside it and completes the grammar ("}}}}}}" lies
+// within the spec's separator; it closes p, o and the arguments, then is the end "}}}", after
+// which the grammar may end).
+TEST(MarkupTokens, AMarkupEosFromDeepInsideTheValue) {
+  const SmallVocab v({"</s>", "}}}}}}", "}}}"}, {}, {0, 1, 2});
+  const std::string spec =
+      R"({"calls":[{"begin":"<f>","schema":{"type":"object","properties":{)"
+      R"("o":{"type":"object","properties":{"p":{"type":"object","properties":{"m":{"type":"integer"}},)"
+      R"("required":["m"],"additionalProperties":false}},"required":["p"],"additionalProperties":false}},)"
+      R"("required":["o"],"additionalProperties":false},"end":"}}}"}],"separator":"}}}}}}","max_calls":2})";
+  auto g = MustCompile(spec, v.vocab);
+  EXPECT_EQ(g->markup_eos(), (std::vector<int32_t>{1, 2}));
+  // The separator is markup only where a second call may follow.
+  auto one = CompileStructural(R"({"calls":[{}],"separator":", ","max_calls":1})");
+  ASSERT_TRUE(one.ok());
+  EXPECT_TRUE(one->markup_texts().empty());
+  auto two = CompileStructural(R"({"calls":[{"begin":"<a>","end":"</a>"}],"prefix":"[","separator":", ","suffix":"]"})");
+  ASSERT_TRUE(two.ok());
+  EXPECT_EQ(two->markup_texts(), (std::vector<std::string>{"[", "<a>", "</a>", ", ", "]"}));
+  const std::string head = R"(<f>{"o":{"p":{"m":1)";
+  GrammarMatcher m(g, 64);
+  std::string seen;
+  for (char ch : head + "2}}}}}}") {
+    ExpectMaskIsExact(m, "after '" + seen + "'");
+    const std::vector<uint32_t> mask = MaskOf(m);
+    const bool deep = seen == head || seen == head + "2", shallow = seen == head + "2}}}";
+    EXPECT_EQ(Bit(mask, 1), deep) << seen;
+    EXPECT_EQ(Bit(mask, 2), shallow) << seen;
+    EXPECT_FALSE(Bit(mask, 0)) << seen;
+    ASSERT_TRUE(m.AcceptToken(v.Id(std::string(1, ch)))) << seen;
+    seen.push_back(ch);
+  }
+  ExpectMaskIsExact(m, "after the first call");  // every EOS, or a separator
+  ASSERT_TRUE(m.Rollback(7).ok());
+  ASSERT_TRUE(m.AcceptToken(1));
+  EXPECT_TRUE(m.terminated());
+}
+
+TEST(MarkupTokens, AtMostKMaxMarkupTokensTheLongestFirst) {
+  // Every substring of the begin marker is a special token: far more than the cap.
+  const std::string marker = "<function=get_weather>";
+  std::vector<std::string> pieces = {"</s>"};
+  std::set<std::string> subs;
+  for (size_t i = 0; i < marker.size(); ++i)
+    for (size_t n = 1; i + n <= marker.size(); ++n) subs.insert(marker.substr(i, n));
+  std::vector<int32_t> special;
+  for (const std::string& s : subs) {
+    special.push_back(static_cast<int32_t>(pieces.size()));
+    pieces.push_back(s);
+  }
+  ASSERT_GT(subs.size(), 2 * CompiledGrammar::kMaxMarkupTokens);
+  const SmallVocab v(pieces, special);
+  const std::string spec = R"({"calls":[{"begin":"<function=get_weather>","schema":)" + std::string(kWeatherSchema) +
+                           R"(,"end":"</function>"}]})";
+  auto g = MustCompile(spec, v.vocab);
+  ASSERT_EQ(g->markup_tokens().size(), CompiledGrammar::kMaxMarkupTokens);
+  EXPECT_TRUE(std::is_sorted(g->markup_tokens().begin(), g->markup_tokens().end()));
+  size_t shortest = marker.size();
+  int32_t whole = -1;
+  for (int32_t id : g->markup_tokens()) {
+    shortest = std::min(shortest, v.vocab->piece(id).size());
+    if (v.vocab->piece(id) == marker) whole = id;
+  }
+  ASSERT_GE(whole, 0);
+  // Kept: every piece longer than the shortest kept one.
+  for (int32_t id : special)
+    if (v.vocab->piece(id).size() > shortest) EXPECT_TRUE(g->is_markup(id)) << v.vocab->piece(id);
+  GrammarMatcher m(g, 64);
+  std::vector<int32_t> ids = {whole};
+  for (int32_t id : v.Greedy(R"({"city":"Paris","unit":"c"}</function>)")) ids.push_back(id);
+  ASSERT_TRUE(Walk(m, ids));
+  EXPECT_TRUE(m.CanEnd());
 }
 
 // --- Refused specs ------------------------------------------------------------------------
