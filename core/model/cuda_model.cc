@@ -88,6 +88,7 @@ Status CheckCudaRuns(const gguf::GgufFile& file, const LlamaConfig& c) {
   if (c.post_norms || c.attn_softcap > 0.0f || c.final_softcap > 0.0f || c.swa_period > 0 || c.swa_rope_differs() ||
       c.ffn_activation == FfnActivation::kGeluTanhF16Table)
     missing = "post-norms, soft-capping, per-layer sliding window and RoPE, fp16-table GELU";
+  if (c.moe()) missing = "mixture of experts";
   if (missing.empty()) return Status::Ok();
   return Status::Unsupported(file.name() + ": architecture '" + c.architecture +
                              "' is not supported by the CUDA backend (" + missing + "); run it on the CPU");

@@ -67,6 +67,32 @@ Status ReadGemma23(const gguf::GgufFile& f, LlamaConfig* c) {
   return Status::Ok();
 }
 
+// qwen3moe's mixture of experts: expert_count and expert_used_count are required (llama.cpp
+// refuses a MoE without experts), used <= count; the expert width is expert_feed_forward_length,
+// else feed_forward_length / expert_used_count (llama.cpp's fallback).
+Status ReadExperts(const gguf::GgufFile& f, LlamaConfig* c) {
+  const std::string p = c->architecture + ".";
+  RS_ASSIGN_OR_RETURN(c->num_experts, PositiveInt(f, p + "expert_count"));
+  RS_ASSIGN_OR_RETURN(c->experts_used, PositiveInt(f, p + "expert_used_count"));
+  if (c->num_experts > 1024)
+    return Status::Unsupported(f.name() + ": metadata " + p + "expert_count " + std::to_string(c->num_experts) +
+                               " (at most 1024)");
+  if (c->experts_used > c->num_experts)
+    return Status::InvalidArgument(f.name() + ": metadata " + p + "expert_used_count " +
+                                   std::to_string(c->experts_used) + " exceeds " + p + "expert_count " +
+                                   std::to_string(c->num_experts));
+  if (f.Has(p + "expert_feed_forward_length")) {
+    RS_ASSIGN_OR_RETURN(c->expert_ffn_dim, PositiveInt(f, p + "expert_feed_forward_length"));
+  } else if (c->ffn_dim > 0 && c->ffn_dim % c->experts_used == 0) {
+    c->expert_ffn_dim = c->ffn_dim / c->experts_used;
+  } else {
+    return Status::NotFound(f.name() + ": metadata " + p + "expert_feed_forward_length is missing (and " + p +
+                            "feed_forward_length does not give it)");
+  }
+  if (c->ffn_dim == 0) c->ffn_dim = c->expert_ffn_dim;
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<LlamaConfig> LlamaConfig::FromGguf(const gguf::GgufFile& f) {
@@ -78,6 +104,9 @@ Result<LlamaConfig> LlamaConfig::FromGguf(const gguf::GgufFile& f) {
     c.rope_style = RopeStyle::kNeox;
     c.attention_bias = true;
   } else if (arch == "qwen3") {
+    c.rope_style = RopeStyle::kNeox;
+    c.qk_norm = true;
+  } else if (arch == "qwen3moe") {  // qwen3 attention; the experts are read below
     c.rope_style = RopeStyle::kNeox;
     c.qk_norm = true;
   } else if (arch == "granite") {  // llama with four multipliers, read below
@@ -97,7 +126,7 @@ Result<LlamaConfig> LlamaConfig::FromGguf(const gguf::GgufFile& f) {
     c.qk_norm = arch == "gemma3";
   } else {
     return Status::Unsupported(f.name() + ": architecture '" + arch +
-                               "' is not supported (llama, qwen2, qwen3, phi3, gemma, gemma2, gemma3, granite, smollm3)");
+                               "' is not supported (llama, qwen2, qwen3, qwen3moe, phi3, gemma, gemma2, gemma3, granite, smollm3)");
   }
   const bool gemma23 = arch == "gemma2" || arch == "gemma3";
   const std::string p = c.architecture + ".";
@@ -108,7 +137,11 @@ Result<LlamaConfig> LlamaConfig::FromGguf(const gguf::GgufFile& f) {
   if (f.Has(p + "attention.head_count_kv")) {
     RS_ASSIGN_OR_RETURN(c.num_kv_heads, PositiveInt(f, p + "attention.head_count_kv"));
   }
-  RS_ASSIGN_OR_RETURN(c.ffn_dim, PositiveInt(f, p + "feed_forward_length"));
+  // qwen3moe: feed_forward_length is not used when expert_feed_forward_length is present.
+  if (arch != "qwen3moe" || f.Has(p + "feed_forward_length")) {
+    RS_ASSIGN_OR_RETURN(c.ffn_dim, PositiveInt(f, p + "feed_forward_length"));
+  }
+  if (arch == "qwen3moe") RS_RETURN_IF_ERROR(ReadExperts(f, &c));
   RS_ASSIGN_OR_RETURN(c.context_length, PositiveInt(f, p + "context_length"));
   // gemma2/gemma3: required, as llama.cpp reads it for them.
   RS_ASSIGN_OR_RETURN(double eps, gemma23 ? f.GetFloat(p + "attention.layer_norm_rms_epsilon")
@@ -199,6 +232,7 @@ std::string LlamaConfig::ToString() const {
   if (post_norms) os << " post_norms";
   if (attn_softcap > 0.0f) os << " attn_softcap=" << attn_softcap;
   if (final_softcap > 0.0f) os << " final_softcap=" << final_softcap;
+  if (moe()) os << " experts=" << num_experts << " used=" << experts_used << " expert_ffn=" << expert_ffn_dim;
   return os.str();
 }
 

@@ -1,5 +1,5 @@
-// LlamaConfig: the hyper-parameters of a llama-family model (llama, qwen2, qwen3, phi3, gemma,
-// gemma2, gemma3, granite, smollm3), read from GGUF metadata, with what sets each architecture
+// LlamaConfig: the hyper-parameters of a llama-family model (llama, qwen2, qwen3, qwen3moe, phi3,
+// gemma, gemma2, gemma3, granite, smollm3), read from GGUF metadata, with what sets each architecture
 // apart. Plain data; thread-safe to read.
 #pragma once
 
@@ -18,7 +18,7 @@ enum class RopeStyle { kNorm, kNeox };  // pairs (2i, 2i+1), or (i, i + rot/2)
 enum class FfnActivation { kSilu, kGeluTanh, kGeluTanhF16Table };
 
 struct LlamaConfig {
-  std::string architecture;    // general.architecture: llama, qwen2, qwen3, phi3, gemma, gemma2, gemma3, granite, smollm3
+  std::string architecture;    // general.architecture: llama, qwen2, qwen3, qwen3moe, phi3, gemma, gemma2, gemma3, granite, smollm3
   int32_t dim = 0;             // embedding_length
   int32_t num_layers = 0;      // block_count
   int32_t num_heads = 0;       // attention.head_count
@@ -57,6 +57,15 @@ struct LlamaConfig {
   float attn_softcap = 0.0f;     // gemma2.attn_logit_softcapping c: scores become c * tanh(s / c); 0: none
   float final_softcap = 0.0f;    // gemma2.final_logit_softcapping c: logits become c * tanh(l / c); 0: none
   bool post_norms = false;       // gemma2/3: post_attention_norm and post_ffw_norm on each block's outputs
+  // qwen3moe: every layer's FFN is a mixture of num_experts SwiGLU experts of width expert_ffn_dim
+  // (expert_feed_forward_length; absent: feed_forward_length / expert_used_count, as llama.cpp),
+  // routed by softmax over all experts, top experts_used, their weights renormalised to sum 1.
+  // 0 experts: a dense FFN of ffn_dim.
+  int32_t num_experts = 0;       // expert_count
+  int32_t experts_used = 0;      // expert_used_count, 1..num_experts
+  int32_t expert_ffn_dim = 0;
+
+  bool moe() const { return num_experts > 0; }
 
   int32_t q_dim() const { return num_heads * head_dim; }
   int32_t kv_dim() const { return num_kv_heads * head_dim; }

@@ -1,4 +1,5 @@
 #include "core/model/llama_model.h"
+#include "core/model/moe.h"
 #include "core/model/weights.h"
 
 #include <algorithm>
@@ -22,6 +23,8 @@ struct LlamaModel::Workspace {
   std::vector<float> gathered_in, part_out;  // tensor parallelism: a projection's inputs of all ranks, this rank's outputs
   std::vector<int32_t> token_seq, token_pos, token_slot, tokens;
   std::vector<std::vector<float>> scores;  // per thread
+  std::vector<float> moe_out;  // the MoE FFN's output [T][dim]
+  MoeScratch moe;
 
   template <typename T>
   static T* Ensure(std::vector<T>& v, int64_t n) {
@@ -112,6 +115,9 @@ Result<std::unique_ptr<LlamaModel>> LlamaModel::Load(std::shared_ptr<const gguf:
                                std::to_string(kMaxSoftcapHeadDim) + ")");
   m->collective_ = options.collective;
   const int rank = m->collective_ ? m->collective_->rank() : 0, size = m->collective_ ? m->collective_->size() : 1;
+  if (m->config_.moe() && size > 1)
+    return Status::Unsupported(m->file_->name() + ": tensor parallelism of a mixture of experts (" +
+                               m->config_.architecture + ") is not supported; run it on one rank");
   RS_ASSIGN_OR_RETURN(m->shard_, TpShard::For(m->config_, rank, size));
   const int layers = m->config_.num_layers;
   m->layer_begin_ = options.layer_begin;
@@ -277,8 +283,9 @@ Status LlamaModel::Forward(std::span<const SequenceInput> seqs, KvCache& kv, std
   float* k = Workspace::Ensure(ws.k, T * kvd);
   float* v = Workspace::Ensure(ws.v, T * kvd);
   Workspace::Ensure(ws.attn, T * qd);
-  float* gate = Workspace::Ensure(ws.gate, T * ffn);
-  float* up = Workspace::Ensure(ws.up, T * ffn);
+  float* gate = c.moe() ? nullptr : Workspace::Ensure(ws.gate, T * ffn);
+  float* up = c.moe() ? nullptr : Workspace::Ensure(ws.up, T * ffn);
+  float* moe_out = c.moe() ? Workspace::Ensure(ws.moe_out, T * dim) : nullptr;
   float* cos_sin = Workspace::Ensure(ws.cos_sin, T * c.rope_dim);
   const bool swa_rope = c.swa_rope_differs();  // gemma3's local layers rotate with their own base
   float* cos_sin_swa = swa_rope ? Workspace::Ensure(ws.cos_sin_swa, T * c.rope_dim) : nullptr;
@@ -381,15 +388,23 @@ Status LlamaModel::Forward(std::span<const SequenceInput> seqs, KvCache& kv, std
         kernels::RmsNorm(x + i * dim, L.ffn_norm.data(), c.rms_eps, xn + i * dim, dim);
       }
     });
-    const kernels::MatMulOutput gate_up[] = {{&L.w_gate, gate}, {&L.w_up, up}};
-    kernels::MatMulShared(gate_up, xn, T, mm, pool);
-    for_tokens([&](int64_t b, int64_t e) { activation(gate + b * ffn, up + b * ffn, gate + b * ffn, (e - b) * ffn); });
-    RS_RETURN_IF_ERROR(Project(L.w_down, gate, ffn, T, xn));
+    float* ffn_out = xn;
+    if (c.moe()) {  // only the experts the tokens chose are read (moe.h)
+      const MoeWeights moe{L.router, L.exp_gate, L.exp_up, L.exp_down, c.num_experts, c.experts_used, c.expert_ffn_dim};
+      MoeFfn(moe, xn, T, dim, moe_out, ws.moe, mm, pool);
+      ffn_out = moe_out;
+    } else {
+      const kernels::MatMulOutput gate_up[] = {{&L.w_gate, gate}, {&L.w_up, up}};
+      kernels::MatMulShared(gate_up, xn, T, mm, pool);
+      for_tokens([&](int64_t b, int64_t e) { activation(gate + b * ffn, up + b * ffn, gate + b * ffn, (e - b) * ffn); });
+      RS_RETURN_IF_ERROR(Project(L.w_down, gate, ffn, T, xn));
+    }
     const float* next_norm = l + 1 < layer_end_ ? layers_[l + 1].attn_norm.data() : nullptr;
     for_tokens([&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
-        if (c.post_norms) kernels::RmsNorm(xn + i * dim, L.post_ffn_norm.data(), c.rms_eps, xn + i * dim, dim);
-        kernels::Axpy(c.residual_scale, xn + i * dim, x + i * dim, dim);  // residual
+        float* o = ffn_out + i * dim;
+        if (c.post_norms) kernels::RmsNorm(o, L.post_ffn_norm.data(), c.rms_eps, o, dim);
+        kernels::Axpy(c.residual_scale, o, x + i * dim, dim);  // residual
         if (next_norm) kernels::RmsNorm(x + i * dim, next_norm, c.rms_eps, xn + i * dim, dim);
       }
     });

@@ -1,6 +1,6 @@
-// LlamaModel: the forward pass of the llama family (llama, qwen2, qwen3, phi3, gemma, gemma2,
-// gemma3, granite, smollm3; see LlamaConfig for what differs) on the CPU over a slot-indexed KV
-// cache.
+// LlamaModel: the forward pass of the llama family (llama, qwen2, qwen3, qwen3moe, phi3, gemma,
+// gemma2, gemma3, granite, smollm3; see LlamaConfig for what differs; qwen3moe's mixture of
+// experts: moe.h) on the CPU over a slot-indexed KV cache.
 //
 // Sliding-window layers (Mistral; gemma2/gemma3's local layers) keep every position in the KV
 // cache and mask keys with pos_q - pos_k >= window per layer, as llama.cpp's swa_full does; so a

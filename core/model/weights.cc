@@ -59,6 +59,33 @@ Result<WeightView> GetMatrix(const gguf::GgufFile& f, const std::string& name, i
   return w;
 }
 
+Result<WeightView> GetExpertMatrices(const gguf::GgufFile& f, const std::string& name, int64_t experts,
+                                     int64_t rows, int64_t cols) {
+  RS_ASSIGN_OR_RETURN(const gguf::TensorInfo* t,
+                      FindWithShape(f, name,
+                                    {static_cast<uint64_t>(cols), static_cast<uint64_t>(rows),
+                                     static_cast<uint64_t>(experts)}));
+  RS_ASSIGN_OR_RETURN(WeightType type, ToWeightType(*t));
+  const kernels::WeightTypeInfo info = kernels::GetWeightTypeInfo(type);
+  if (cols % info.block_elems != 0)
+    return Status::InvalidArgument(f.name() + ": " + info.name + " tensor " + name + " has a row length of " +
+                                   std::to_string(cols) + ", not a multiple of its block size " +
+                                   std::to_string(info.block_elems));
+  WeightView w{type, f.TensorData(*t), experts * rows, cols};
+  if (static_cast<uint64_t>(w.row_bytes() * w.rows) != t->num_bytes())
+    return Status::Corrupt(f.name() + ": tensor " + name + " byte size does not match its shape");
+  return w;
+}
+
+Result<WeightView> GetAnyRows(const gguf::GgufFile& f, const std::string& name) {
+  const gguf::TensorInfo* t = f.FindTensor(name);
+  if (t == nullptr) return Status::NotFound(f.name() + ": tensor " + name + " is missing");
+  if (t->dims.size() == 3)
+    return GetExpertMatrices(f, name, static_cast<int64_t>(t->dims[2]), static_cast<int64_t>(t->dims[1]),
+                             static_cast<int64_t>(t->dims[0]));
+  return GetAnyMatrix(f, name);
+}
+
 Result<std::vector<float>> GetVector(const gguf::GgufFile& f, const std::string& name, int64_t n) {
   RS_ASSIGN_OR_RETURN(const gguf::TensorInfo* t, FindWithShape(f, name, {static_cast<uint64_t>(n)}));
   RS_ASSIGN_OR_RETURN(WeightType type, ToWeightType(*t));
@@ -127,7 +154,15 @@ Result<LlamaWeights> LoadLlamaWeights(const gguf::GgufFile& f, const LlamaConfig
       RS_ASSIGN_OR_RETURN(L.k_norm, vec(p + "attn_k_norm.weight", c.head_dim));
     }
     RS_ASSIGN_OR_RETURN(L.wo, matrix(p + "attn_output.weight", c.dim, c.q_dim()));
-    if (c.fused_gate_up) {
+    if (c.moe()) {
+      const int64_t E = c.num_experts, fe = c.expert_ffn_dim;
+      used.insert(p + "ffn_gate_inp.weight");
+      RS_ASSIGN_OR_RETURN(L.router, GetMatrix(f, p + "ffn_gate_inp.weight", E, c.dim));
+      for (const char* n : {"ffn_gate_exps.weight", "ffn_up_exps.weight", "ffn_down_exps.weight"}) used.insert(p + n);
+      RS_ASSIGN_OR_RETURN(L.exp_gate, GetExpertMatrices(f, p + "ffn_gate_exps.weight", E, fe, c.dim));
+      RS_ASSIGN_OR_RETURN(L.exp_up, GetExpertMatrices(f, p + "ffn_up_exps.weight", E, fe, c.dim));
+      RS_ASSIGN_OR_RETURN(L.exp_down, GetExpertMatrices(f, p + "ffn_down_exps.weight", E, c.dim, fe));
+    } else if (c.fused_gate_up) {
       RS_ASSIGN_OR_RETURN(WeightView gate_up, matrix(p + "ffn_up.weight", 2 * int64_t{c.ffn_dim}, c.dim));
       L.w_gate = gate_up.Rows(0, c.ffn_dim);
       L.w_up = gate_up.Rows(c.ffn_dim, c.ffn_dim);
@@ -135,7 +170,9 @@ Result<LlamaWeights> LoadLlamaWeights(const gguf::GgufFile& f, const LlamaConfig
       RS_ASSIGN_OR_RETURN(L.w_gate, matrix(p + "ffn_gate.weight", c.ffn_dim, c.dim));
       RS_ASSIGN_OR_RETURN(L.w_up, matrix(p + "ffn_up.weight", c.ffn_dim, c.dim));
     }
-    RS_ASSIGN_OR_RETURN(L.w_down, matrix(p + "ffn_down.weight", c.dim, c.ffn_dim));
+    if (!c.moe()) {
+      RS_ASSIGN_OR_RETURN(L.w_down, matrix(p + "ffn_down.weight", c.dim, c.ffn_dim));
+    }
     if (c.post_norms) {
       RS_ASSIGN_OR_RETURN(L.post_attn_norm, vec(p + "post_attention_norm.weight", c.dim));
       RS_ASSIGN_OR_RETURN(L.post_ffn_norm, vec(p + "post_ffw_norm.weight", c.dim));

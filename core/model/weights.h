@@ -23,6 +23,14 @@ Result<kernels::WeightView> GetMatrix(const gguf::GgufFile& f, const std::string
 // A 2-D tensor with whatever shape it has.
 Result<kernels::WeightView> GetAnyMatrix(const gguf::GgufFile& f, const std::string& name);
 
+// A 3-D expert tensor `name` of GGUF dims [cols, rows, experts] as one [experts * rows][cols]
+// matrix, used in place: expert e is the slab Rows(e * rows, rows) (each row quantised on its own).
+Result<kernels::WeightView> GetExpertMatrices(const gguf::GgufFile& f, const std::string& name, int64_t experts,
+                                              int64_t rows, int64_t cols);
+
+// A 2-D tensor, or a 3-D one read as its rows (dims[1] * dims[2] of them), with whatever shape it has.
+Result<kernels::WeightView> GetAnyRows(const gguf::GgufFile& f, const std::string& name);
+
 // A vector of n values converted to F32 (it must be F32, F16 or BF16).
 Result<std::vector<float>> GetVector(const gguf::GgufFile& f, const std::string& name, int64_t n);
 
@@ -32,7 +40,10 @@ struct LayerWeights {
   std::vector<float> bq, bk, bv;  // empty unless config.attention_bias
   std::vector<float> q_norm, k_norm;  // [head_dim], one RMSNorm for every head; empty unless config.qk_norm
   std::vector<float> post_attn_norm, post_ffn_norm;  // [dim]; empty unless config.post_norms (gemma2/3)
-  kernels::WeightView wq, wk, wv, wo, w_gate, w_up, w_down;
+  kernels::WeightView wq, wk, wv, wo, w_gate, w_up, w_down;  // w_gate/w_up/w_down: empty with experts
+  // config.moe(): the router ffn_gate_inp [num_experts][dim] and the experts' matrices, each
+  // [num_experts * rows][cols] (expert e: Rows(e * rows, rows)); gate/up rows = expert_ffn_dim.
+  kernels::WeightView router, exp_gate, exp_up, exp_down;
 };
 
 // Every tensor of a llama-family file by its role, for any backend to compute on or upload.

@@ -61,6 +61,8 @@ inline std::string RefRunType(const nlohmann::json& run) {
 struct LogitDistance {
   double max_abs = 0, kl_sum = 0, kl_max = 0;
   int rows = 0, argmax_agree = 0, kl_max_row = -1;
+  std::vector<double> row_kl;  // every row's KL, in order
+  int RowsAbove(double kl) const { return static_cast<int>(std::count_if(row_kl.begin(), row_kl.end(), [&](double k) { return k > kl; })); }
   void Add(const float* ref, const float* got, int64_t n) {
     double mr = -1e300, mg = -1e300;
     for (int64_t i = 0; i < n; ++i) {
@@ -81,6 +83,7 @@ struct LogitDistance {
     }
     if (kl > kl_max) kl_max = kl, kl_max_row = rows;
     kl_sum += kl;
+    row_kl.push_back(kl);
     argmax_agree += std::max_element(ref, ref + n) - ref == std::max_element(got, got + n) - got;
     ++rows;
   }
@@ -92,6 +95,9 @@ struct LogitBounds {
   double max_abs, kl_mean, kl_max;
   bool exact_greedy;  // every argmax and greedy id equal
   const char* why;
+  // The fraction of rows allowed above kl_max (qwen3moe's quantised files: expert-routing flips at
+  // near-ties, ref2 README 5.3); 0: none.
+  double kl_max_row_fraction = 0.0;
 };
 
 // Runs every prompt of `run` through an engine and checks its logits against the reference's
@@ -147,7 +153,12 @@ void CheckRefRun(const std::string& name, const nlohmann::json& run, const std::
     const char* phase = d == &prefill ? "prefill" : "decode";
     EXPECT_LE(d->max_abs, b.max_abs) << name << " " << phase << ": " << b.why;
     EXPECT_LE(d->kl_mean(), b.kl_mean) << name << " " << phase << ": " << b.why;
-    EXPECT_LE(d->kl_max, b.kl_max) << name << " " << phase << " row " << d->kl_max_row << ": " << b.why;
+    if (b.kl_max_row_fraction > 0) {
+      std::printf("%-28s %s: %d of %d rows above KL %.3g\n", name.c_str(), phase, d->RowsAbove(b.kl_max), d->rows, b.kl_max);
+      EXPECT_LE(d->RowsAbove(b.kl_max), b.kl_max_row_fraction * d->rows) << name << " " << phase << ": " << b.why;
+    } else {
+      EXPECT_LE(d->kl_max, b.kl_max) << name << " " << phase << " row " << d->kl_max_row << ": " << b.why;
+    }
     if (b.exact_greedy) {
       EXPECT_EQ(d->argmax_agree, d->rows) << name << " " << phase;
     }
