@@ -89,6 +89,9 @@ Status CheckCudaRuns(const gguf::GgufFile& file, const LlamaConfig& c) {
       c.ffn_activation == FfnActivation::kGeluTanhF16Table)
     missing = "post-norms, soft-capping, per-layer sliding window and RoPE, fp16-table GELU";
   if (c.moe()) missing = "mixture of experts";
+  // Partial rotary (rope_dim < head_dim) runs: the RoPE kernel leaves dimensions >= rope_dim as they are.
+  if (c.rope_long_short_factors || c.rope_attn_factor != 1.0f)
+    missing = "LongRoPE factors rope_factors_short/long.weight and rope.scaling.attn_factor";
   if (missing.empty()) return Status::Ok();
   return Status::Unsupported(file.name() + ": architecture '" + c.architecture +
                              "' is not supported by the CUDA backend (" + missing + "); run it on the CPU");

@@ -93,6 +93,32 @@ Status ReadExperts(const gguf::GgufFile& f, LlamaConfig* c) {
   return Status::Ok();
 }
 
+// phi3's LongRoPE (llama.cpp loads rope_factors_long/short for phi3 only): both factor tensors,
+// the context length they switch at, and the attention factor (read for every architecture, as
+// llama.cpp's rope_attn_factor; absent: 1).
+Status ReadLongRope(const gguf::GgufFile& f, LlamaConfig* c) {
+  const std::string p = c->architecture + ".";
+  RS_ASSIGN_OR_RETURN(c->rope_attn_factor, PositiveFloat(f, p + "rope.scaling.attn_factor", false, 1.0));
+  const bool has_long = f.FindTensor("rope_factors_long.weight") != nullptr;
+  const bool has_short = f.FindTensor("rope_factors_short.weight") != nullptr;
+  if (!has_long && !has_short) return Status::Ok();
+  if (c->architecture != "phi3")
+    return Status::Unsupported(f.name() + ": tensor " + (has_long ? "rope_factors_long.weight" : "rope_factors_short.weight") +
+                               " (LongRoPE) is supported for phi3 only, not " + c->architecture);
+  if (has_long != has_short)
+    return Status::NotFound(f.name() + ": tensor " + (has_long ? "rope_factors_short.weight" : "rope_factors_long.weight") +
+                            " is missing (LongRoPE needs both rope_factors_short.weight and rope_factors_long.weight)");
+  if (c->rope_freq_factors)
+    return Status::Unsupported(f.name() + ": tensor rope_freqs.weight together with the LongRoPE factors "
+                               "rope_factors_short/long.weight is not supported");
+  c->rope_long_short_factors = true;
+  c->rope_original_context = c->context_length;
+  if (f.Has(p + "rope.scaling.original_context_length")) {
+    RS_ASSIGN_OR_RETURN(c->rope_original_context, PositiveInt(f, p + "rope.scaling.original_context_length"));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<LlamaConfig> LlamaConfig::FromGguf(const gguf::GgufFile& f) {
@@ -169,8 +195,8 @@ Result<LlamaConfig> LlamaConfig::FromGguf(const gguf::GgufFile& f) {
     RS_ASSIGN_OR_RETURN(c.rope_dim, PositiveInt(f, p + "rope.dimension_count"));
   }
   if (c.rope_dim > c.head_dim || c.rope_dim % 2 != 0)
-    return Status::InvalidArgument(f.name() + ": rope.dimension_count " + std::to_string(c.rope_dim) +
-                                   " must be even and <= head_dim " + std::to_string(c.head_dim));
+    return Status::InvalidArgument(f.name() + ": metadata " + p + "rope.dimension_count " + std::to_string(c.rope_dim) +
+                                   " must be even and <= the head size " + std::to_string(c.head_dim));
 
   std::string scaling = "none";
   if (f.Has(p + "rope.scaling.type")) {
@@ -197,9 +223,7 @@ Result<LlamaConfig> LlamaConfig::FromGguf(const gguf::GgufFile& f) {
   if (arch == "gemma") c.embedding_scale = std::sqrt(static_cast<float>(c.dim));
   if (arch == "granite") RS_RETURN_IF_ERROR(ReadGraniteMultipliers(f, &c));
   c.rope_freq_factors = f.FindTensor("rope_freqs.weight") != nullptr;
-  for (const char* name : {"rope_factors_long.weight", "rope_factors_short.weight"})
-    if (f.FindTensor(name) != nullptr)
-      return Status::Unsupported(f.name() + ": tensor " + name + " (LongRoPE, Phi-3 128k) is not supported");
+  RS_RETURN_IF_ERROR(ReadLongRope(f, &c));
   c.rope_freq_base_swa = c.rope_freq_base;
   c.rope_linear_scale_swa = c.rope_linear_scale;
   if (gemma23) {
@@ -216,10 +240,12 @@ std::string LlamaConfig::ToString() const {
      << " kv_heads=" << num_kv_heads << " head_dim=" << head_dim << " ffn=" << ffn_dim << " vocab=" << vocab_size
      << " ctx=" << context_length << " rope_dim=" << rope_dim << " rope_base=" << rope_freq_base
      << " rope_scale=" << rope_linear_scale << (rope_style == RopeStyle::kNeox ? " rope=neox" : " rope=norm")
-     << (rope_freq_factors ? " rope_freqs" : "") << (tied_output ? " tied" : "") << (attention_bias ? " qkv_bias" : "")
+     << (rope_freq_factors ? " rope_freqs" : "") << (rope_long_short_factors ? " longrope" : "") << (tied_output ? " tied" : "") << (attention_bias ? " qkv_bias" : "")
      << (fused_qkv ? " fused_qkv" : "") << (fused_gate_up ? " fused_gate_up" : "")
      << (ffn_activation == FfnActivation::kGeluTanh ? " gelu" : "")
      << (ffn_activation == FfnActivation::kGeluTanhF16Table ? " gelu_f16_table" : "") << (embedding_scale != 1.0f ? " embd_scale" : "");
+  if (rope_long_short_factors) os << " rope_orig_ctx=" << rope_original_context;
+  if (rope_attn_factor != 1.0f) os << " rope_attn_factor=" << rope_attn_factor;
   if (qk_norm) os << " qk_norm";
   if (residual_scale != 1.0f) os << " residual_scale=" << residual_scale;
   if (attention_scale > 0.0f) os << " attn_scale=" << attention_scale;

@@ -45,6 +45,12 @@ struct LlamaConfig {
   bool fused_qkv = false;        // phi3: one attn_qkv matrix, rows [Q; K; V]
   bool fused_gate_up = false;    // phi3: ffn_up holds [gate; up]
   bool rope_freq_factors = false;  // rope_freqs.weight divides each frequency (Llama 3.1 scaling)
+  // phi3's LongRoPE: rope_factors_short.weight and rope_factors_long.weight ([rope_dim / 2] each)
+  // divide the frequencies; llama.cpp takes the long set iff its n_ctx (here: the served context,
+  // served_context.h) exceeds rope_original_context, the short one otherwise.
+  bool rope_long_short_factors = false;
+  int32_t rope_original_context = 0;  // rope.scaling.original_context_length (absent: context_length)
+  float rope_attn_factor = 1.0f;  // rope.scaling.attn_factor: multiplies cos and sin (the rotated dims only)
   int32_t sliding_window = 0;    // attention.sliding_window: keys with pos_q - pos_k >= it are masked; 0: none
   // Which layers the window applies to (llama.cpp's set_swa_pattern): layer l is local iff
   // l % swa_period < swa_period - 1; 0: every layer (Mistral). gemma2: 2, gemma3: 6 unless
@@ -81,6 +87,10 @@ struct LlamaConfig {
   // Whether layer `layer` masks keys by the sliding window.
   bool layer_is_local(int layer) const {
     return sliding_window > 0 && (swa_period == 0 || layer % swa_period < swa_period - 1);
+  }
+  // Whether a model served with `context` tokens divides its frequencies by rope_factors_long.
+  bool uses_long_rope_factors(int64_t context) const {
+    return rope_long_short_factors && context > rope_original_context;
   }
   // Whether local layers rotate with other frequencies than global ones (gemma3).
   bool swa_rope_differs() const {

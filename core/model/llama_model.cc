@@ -1,5 +1,6 @@
 #include "core/model/llama_model.h"
 #include "core/model/moe.h"
+#include "core/model/served_context.h"
 #include "core/model/weights.h"
 
 #include <algorithm>
@@ -109,6 +110,7 @@ Result<std::unique_ptr<LlamaModel>> LlamaModel::Load(std::shared_ptr<const gguf:
   m->file_ = std::move(file);
   m->kv_type_ = options.kv_type;
   RS_ASSIGN_OR_RETURN(m->config_, LlamaConfig::FromGguf(*m->file_));
+  RS_ASSIGN_OR_RETURN(m->served_context_, ServedContext(*m->file_, options.context));
   if (m->config_.attn_softcap > 0.0f && m->config_.head_dim > kMaxSoftcapHeadDim)
     return Status::Unsupported(m->file_->name() + ": attention soft-capping with head size " +
                                std::to_string(m->config_.head_dim) + " (at most " +
@@ -145,7 +147,8 @@ Status LlamaModel::LoadWeights() {
   token_embd_ = w.token_embd;
   output_ = w.output;
   output_norm_ = std::move(w.output_norm);
-  rope_inv_freq_ = std::move(w.rope_inv_freq);
+  // LongRoPE: the long factors iff the served context exceeds the original one (llama.cpp's rule on n_ctx).
+  rope_inv_freq_ = std::move(config_.uses_long_rope_factors(served_context_) ? w.rope_inv_freq_long : w.rope_inv_freq);
   rope_inv_freq_swa_ = std::move(w.rope_inv_freq_swa);
   layers_ = std::move(w.layers);
   for (int l = 0; l < config_.num_layers; ++l)
@@ -311,20 +314,21 @@ Status LlamaModel::Forward(std::span<const SequenceInput> seqs, KvCache& kv, std
         if (c.embedding_scale != 1.0f)
           for (int64_t j = 0; j < dim; ++j) x[t * dim + j] *= c.embedding_scale;
       }
-      const float p = static_cast<float>(pos) / c.rope_linear_scale;
+      // cos and sin times rope.scaling.attn_factor (ggml's mscale; 1 but for phi3's LongRoPE).
+      const float p = static_cast<float>(pos) / c.rope_linear_scale, mscale = c.rope_attn_factor;
       float* cs = cos_sin + t * c.rope_dim;
       for (int j = 0; j < half_rot; ++j) {
         const float theta = p * rope_inv_freq_[j];
-        cs[2 * j] = std::cos(theta);
-        cs[2 * j + 1] = std::sin(theta);
+        cs[2 * j] = std::cos(theta) * mscale;
+        cs[2 * j + 1] = std::sin(theta) * mscale;
       }
       if (swa_rope) {
         const float ps = static_cast<float>(pos) / c.rope_linear_scale_swa;
         float* css = cos_sin_swa + t * c.rope_dim;
         for (int j = 0; j < half_rot; ++j) {
           const float theta = ps * rope_inv_freq_swa_[j];
-          css[2 * j] = std::cos(theta);
-          css[2 * j + 1] = std::sin(theta);
+          css[2 * j] = std::cos(theta) * mscale;
+          css[2 * j + 1] = std::sin(theta) * mscale;
         }
       }
     }

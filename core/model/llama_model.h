@@ -53,6 +53,10 @@ struct ModelOptions {
   // The first stage embeds tokens, the last one computes logits; its KV cache holds its layers only.
   int layer_begin = 0;
   int layer_end = -1;
+  // The served context (served_context.h: the `context` launch argument, llama.cpp's n_ctx);
+  // 0: ServedContext's default. It picks phi3's LongRoPE factors as llama.cpp's n_ctx does
+  // (LlamaConfig::uses_long_rope_factors). More than the file's context_length is refused.
+  int64_t context = 0;
 };
 
 class LlamaModel {
@@ -62,6 +66,8 @@ class LlamaModel {
   ~LlamaModel();
 
   const LlamaConfig& config() const { return config_; }
+  // ModelOptions::context as ServedContext resolved it.
+  int32_t served_context() const { return served_context_; }
   int num_threads() const { return pool_->num_threads(); }
 
   // A KV cache shaped for this model (this rank's K/V heads), of ModelOptions::kv_type.
@@ -101,11 +107,12 @@ class LlamaModel {
   TpShard shard_;
   Collective* collective_ = nullptr;
   int layer_begin_ = 0, layer_end_ = 0;
+  int32_t served_context_ = 0;
   KvType kv_type_ = KvType::kF32;
   kernels::WeightView token_embd_, output_;
   std::vector<float> output_norm_;
   std::vector<Layer> layers_;
-  std::vector<float> rope_inv_freq_;  // [rope_dim / 2], rope_freqs.weight's divisors applied
+  std::vector<float> rope_inv_freq_;  // [rope_dim / 2], rope_freqs.weight's (or LongRoPE's chosen) divisors applied
   std::vector<float> rope_inv_freq_swa_;  // the local layers' (gemma3: rope.freq_base_swa)
   std::unique_ptr<kernels::ThreadPool> pool_;
   std::unique_ptr<kernels::MatMulScratch> matmul_scratch_;

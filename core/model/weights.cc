@@ -128,6 +128,17 @@ Result<LlamaWeights> LoadLlamaWeights(const gguf::GgufFile& f, const LlamaConfig
   if (c.rope_freq_factors) {
     RS_ASSIGN_OR_RETURN(rope_freqs, vec("rope_freqs.weight", c.rope_dim / 2));
   }
+  std::vector<float> rope_long;
+  if (c.rope_long_short_factors) {  // LongRoPE: the short set in rope_inv_freq, the long one aside
+    RS_ASSIGN_OR_RETURN(rope_freqs, vec("rope_factors_short.weight", c.rope_dim / 2));
+    RS_ASSIGN_OR_RETURN(rope_long, vec("rope_factors_long.weight", c.rope_dim / 2));
+    for (const std::vector<float>* factors : {&rope_freqs, &rope_long})
+      for (float x : *factors)
+        if (!(x > 0.0f) || !std::isfinite(x))
+          return Status::InvalidArgument(f.name() + ": tensor " +
+                                         (factors == &rope_long ? "rope_factors_long.weight" : "rope_factors_short.weight") +
+                                         " holds " + std::to_string(x) + "; RoPE frequency divisors must be positive");
+  }
   w.layers.resize(c.num_layers);
   for (int l = 0; l < c.num_layers; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
@@ -183,16 +194,17 @@ Result<LlamaWeights> LoadLlamaWeights(const gguf::GgufFile& f, const LlamaConfig
     if (!used.count(t.name))
       return Status::Unsupported(f.name() + ": tensor " + t.name + " is not part of the " + c.architecture +
                                  " layout this engine runs");
-  auto inv_freq = [&](float base) {
+  auto inv_freq = [&](float base, const std::vector<float>& divisors) {
     std::vector<float> f(c.rope_dim / 2);
     for (int i = 0; i < c.rope_dim / 2; ++i) {
       const double inv = std::pow(static_cast<double>(base), -2.0 * i / c.rope_dim);
-      f[i] = static_cast<float>(rope_freqs.empty() ? inv : inv / rope_freqs[i]);
+      f[i] = static_cast<float>(divisors.empty() ? inv : inv / divisors[i]);
     }
     return f;
   };
-  w.rope_inv_freq = inv_freq(c.rope_freq_base);
-  w.rope_inv_freq_swa = inv_freq(c.rope_freq_base_swa);
+  w.rope_inv_freq = inv_freq(c.rope_freq_base, rope_freqs);
+  w.rope_inv_freq_swa = inv_freq(c.rope_freq_base_swa, rope_freqs);
+  if (c.rope_long_short_factors) w.rope_inv_freq_long = inv_freq(c.rope_freq_base, rope_long);
   return w;
 }
 

@@ -53,6 +53,10 @@ struct LlamaWeights {
   std::vector<LayerWeights> layers;
   std::vector<float> rope_inv_freq;  // [rope_dim / 2]: base^(-2i/rope_dim), rope_freqs.weight's divisors applied
   std::vector<float> rope_inv_freq_swa;  // the same with rope_freq_base_swa, for the local layers
+  // LongRoPE (config.rope_long_short_factors): rope_inv_freq is divided by rope_factors_short and
+  // this one by rope_factors_long; the backend picks by its served context
+  // (LlamaConfig::uses_long_rope_factors). Empty otherwise.
+  std::vector<float> rope_inv_freq_long;
 };
 
 // Finds and checks every tensor the config calls for. A tensor the forward pass would not read

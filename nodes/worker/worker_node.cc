@@ -103,6 +103,7 @@ Status WorkerNode::OnConfigure() {
     LOG(INFO) << name() << ": tensor-parallel rank " << tp_rank << " of " << tp_size << " (group " << group << ")";
   }
   RS_ASSIGN_OR_RETURN(int32_t ctx, model::ServedContext(*shared, params().GetInt("context")));
+  mo.context = ctx;  // phi3's LongRoPE factors follow it, as llama.cpp's follow n_ctx
   const WorkerShape shape = WorkerShape::For(params().GetInt("kv_slots"),
                                              static_cast<int32_t>(params().GetInt("max_running_requests")), ctx);
   RS_ASSIGN_OR_RETURN(std::unique_ptr<model::ModelBackend> backend, LoadBackend(shared, mo, shape.num_slots));

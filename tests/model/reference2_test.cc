@@ -30,7 +30,7 @@ namespace {
 const std::string kRef2 = std::string(RADIXSERVE_SHARED_DIR) + "/models/ref2/";
 
 // The ref2 architectures this engine runs; the others' runs are not instantiated yet.
-const std::set<std::string> kRunnable = {"qwen3", "qwen3moe", "granite", "smollm3", "gemma2", "gemma3"};
+const std::set<std::string> kRunnable = {"qwen3", "qwen3moe", "granite", "smollm3", "gemma2", "gemma3", "phi3"};
 
 const nlohmann::json& Manifest() {
   static const nlohmann::json m = ReadRefManifest(kRef2);
@@ -160,6 +160,8 @@ TEST_P(Logits2Test, MatchLlamaCppWithinTheTypesNoise) {
   const std::string kv_name = run["kv_cache_type"].get<std::string>();
   ModelOptions opts;
   opts.kv_type = kv_name == "F16" ? KvType::kF16 : KvType::kF32;
+  // llama.cpp's n_ctx as the served context: it picks phi3's LongRoPE factors (the ctx8192 run: long).
+  opts.context = run["n_ctx"].get<int64_t>();
   auto loaded = LlamaModel::Load(file, opts);
   ASSERT_TRUE(loaded.ok()) << GetParam() << ": " << loaded.status().ToString();
   LlamaModel& model = **loaded;
@@ -296,7 +298,7 @@ Status LoadStatus(std::shared_ptr<const gguf::GgufFile> f) { return LlamaModel::
 
 TEST(Ref2Refusals, UnchangedCopiesLoad) {
   for (const char* path : {"models/f_qwen3.F32.gguf", "models/g_qwen3moe.F32.gguf", "models/j_granite.F32.gguf", "models/k_smollm3.F32.gguf",
-                           "models/h_gemma2.F32.gguf", "models/i_gemma3.F32.gguf"}) {
+                           "models/h_gemma2.F32.gguf", "models/i_gemma3.F32.gguf", "models/l_phi4mini.F32.gguf"}) {
     auto src = OpenRef2(path);
     ASSERT_NE(src, nullptr);
     EXPECT_TRUE(LoadStatus(EditedCopy(*src, "")).ok()) << path;
@@ -490,6 +492,100 @@ TEST(Ref2Refusals, GemmaWithoutOptionalKeysTakesLlamaCppsDefaults) {
   auto no_window = LlamaConfig::FromGguf(*EditedCopy(*g3, "gemma3.attention.sliding_window"));
   ASSERT_TRUE(no_window.ok());
   EXPECT_FALSE(no_window->layer_is_local(0));  // gemma3 without the key: no local layer
+}
+
+TEST(Ref2Refusals, Phi3RopeFactorsOfTheWrongLengthAreNamed) {
+  auto src = OpenRef2("models/l_phi4mini.F32.gguf");
+  ASSERT_NE(src, nullptr);
+  for (const char* name : {"rope_factors_short.weight", "rope_factors_long.weight"}) {
+    const Status s = LoadStatus(EditedCopy(*src, "", name, {32}));  // 32 values: rope_dim 64, not 48
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+    EXPECT_NE(s.message().find(name), std::string::npos) << s.ToString();
+    EXPECT_NE(s.message().find("expected [24]"), std::string::npos) << s.ToString();
+  }
+}
+
+TEST(Ref2Refusals, Phi3RopeDimensionAboveTheHeadSizeIsNamed) {
+  auto src = OpenRef2("models/l_phi4mini.F32.gguf");
+  ASSERT_NE(src, nullptr);
+  const Status s = LoadStatus(CopyWithInt(*src, "phi3.rope.dimension_count", 80));  // head_dim 64
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+  EXPECT_NE(s.message().find("phi3.rope.dimension_count 80"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("head size 64"), std::string::npos) << s.ToString();
+}
+
+TEST(Ref2Refusals, ContextAboveTheFilesIsNamed) {
+  auto src = OpenRef2("models/l_phi4mini.F32.gguf");
+  ASSERT_NE(src, nullptr);
+  ModelOptions o;
+  o.context = 131073;
+  const Status s = LlamaModel::Load(src, o).status();
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+  EXPECT_NE(s.message().find("context 131073 exceeds"), std::string::npos) << s.ToString();
+}
+
+TEST(Ref2Refusals, LongRopeFactorsOutsidePhi3AreNamed) {
+  auto src = OpenRef2("models/l_phi4mini.F32.gguf");
+  ASSERT_NE(src, nullptr);
+  gguf::GgufWriter w;
+  for (const gguf::KeyValue& kv : src->metadata()) {
+    std::string key = kv.key;
+    if (key.rfind("phi3.", 0) == 0) key = "llama." + key.substr(5);
+    w.Set(key, key == "general.architecture" ? gguf::Value(std::string("llama")) : kv.value);
+  }
+  for (const gguf::TensorInfo& t : src->tensors()) {
+    const uint8_t* data = src->TensorData(t);
+    ASSERT_TRUE(w.AddTensor(t.name, t.dims, t.type, std::vector<uint8_t>(data, data + t.num_bytes())).ok());
+  }
+  auto bytes = w.Serialize();
+  ASSERT_TRUE(bytes.ok());
+  auto f = gguf::GgufFile::Parse(*bytes, "as-llama");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  auto c = LlamaConfig::FromGguf(**f);
+  EXPECT_EQ(c.status().code(), StatusCode::kUnsupported) << c.status().ToString();
+  EXPECT_NE(c.status().message().find("rope_factors_long.weight"), std::string::npos) << c.status().ToString();
+  EXPECT_NE(c.status().message().find("phi3 only"), std::string::npos) << c.status().ToString();
+}
+
+// phi3 in the Phi-4-mini layout: partial rotary, LongRoPE factors chosen by the served context
+// as llama.cpp chooses them by n_ctx (long iff n_ctx > original_context_length), attn_factor.
+TEST(Ref2Config, Phi3ReadsPartialRotaryAndLongRope) {
+  auto src = OpenRef2("models/l_phi4mini.F32.gguf");
+  ASSERT_NE(src, nullptr);
+  auto c = LlamaConfig::FromGguf(*src);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->head_dim, 64);
+  EXPECT_EQ(c->rope_dim, 48);
+  EXPECT_EQ(c->rope_style, RopeStyle::kNeox);
+  EXPECT_TRUE(c->fused_qkv && c->fused_gate_up && c->tied_output);
+  EXPECT_TRUE(c->rope_long_short_factors);
+  EXPECT_EQ(c->rope_original_context, 4096);
+  EXPECT_FLOAT_EQ(c->rope_attn_factor, 1.19023812f);
+  EXPECT_FLOAT_EQ(c->softmax_scale(), 1.0f / 8.0f);  // 1/sqrt(head_dim), not 1/sqrt(rope_dim)
+  EXPECT_FALSE(c->uses_long_rope_factors(512));
+  EXPECT_FALSE(c->uses_long_rope_factors(4096));
+  EXPECT_TRUE(c->uses_long_rope_factors(4097));
+  auto w = LoadLlamaWeights(*src, *c);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  ASSERT_EQ(w->rope_inv_freq.size(), 24u);
+  ASSERT_EQ(w->rope_inv_freq_long.size(), 24u);
+  // Factors 1 + 0.5 x^2 (short) and 1 + 39 x^3 (long), x = i / 23 (ref2 README 1).
+  for (int i = 0; i < 24; ++i) {
+    const double x = i / 23.0, inv = std::pow(10000.0, -2.0 * i / 48);
+    EXPECT_NEAR(w->rope_inv_freq[i], inv / (1 + 0.5 * x * x), 1e-6 * inv) << i;
+    EXPECT_NEAR(w->rope_inv_freq_long[i], inv / (1 + 39 * x * x * x), 1e-6 * inv) << i;
+  }
+  auto by_default = LlamaModel::Load(src, {});  // the default served context, 4096: the short factors
+  ASSERT_TRUE(by_default.ok()) << by_default.status().ToString();
+  EXPECT_EQ((*by_default)->served_context(), 4096);
+  // Without the key the file's context length (131072) is the original one: never the long factors.
+  auto no_orig = LlamaConfig::FromGguf(*EditedCopy(*src, "phi3.rope.scaling.original_context_length"));
+  ASSERT_TRUE(no_orig.ok());
+  EXPECT_EQ(no_orig->rope_original_context, 131072);
+  EXPECT_FALSE(no_orig->uses_long_rope_factors(131072));
+  auto no_factor = LlamaConfig::FromGguf(*EditedCopy(*src, "phi3.rope.scaling.attn_factor"));
+  ASSERT_TRUE(no_factor.ok());
+  EXPECT_FLOAT_EQ(no_factor->rope_attn_factor, 1.0f);
 }
 
 TEST(Ref2Config, ReadsWhatSetsEachArchitectureApart) {
