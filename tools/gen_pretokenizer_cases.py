@@ -23,6 +23,8 @@ PATTERNS = {
     "llama3": r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""",
     # Qwen2 tokenizer.json.
     "qwen2": r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""",
+    # GPT-4o (o200k_base) as llama.cpp's LLAMA_VOCAB_PRE_TYPE_GPT4O lists it (Phi-4-mini, llama4).
+    "gpt-4o": r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+""",
 }
 
 EXTRA = [
@@ -45,6 +47,10 @@ EXTRA = [
     "<|im_start|>user\nhi<|im_end|>",
     "a'b'c''d'''",
     "snake_case_name = camelCaseName2(x)",
+    "HELLOworld's I'M don't ÉCOLE élève E\u0301COLE camelCaseWord XMLHttpRequest",
+    "it'S WE'LL THEY'RE ǅemal ǈubav ʰaʰ Ωμέγα ΩΜΈΓΑ ß ﬁne",
+    "a/b\n/c ./x //\n\n/ \t\tfoo\t \n",
+    "!Hello ¡Hola (ok) [X] 'quoted' \"DQ\" -x +Y",
     "",
 ]
 

@@ -5,7 +5,8 @@ Usage: python3 tools/gen_unicode_tables.py > core/tokenizer/unicode_tables.cc
 
 Each run is (first code point, flags); a run lasts until the next run's first code point.
 Flags are the major general category (L, N, P, S, M, Z, C) plus the Unicode White_Space
-property, which is what regex engines (Oniguruma, Rust regex) use for \\s.
+property, which is what regex engines (Oniguruma, Rust regex) use for \\s, plus the letter
+case bits (Lu/Lt, Ll) that GPT-4o's regex distinguishes.
 The output is committed so that the build never needs python.
 """
 import sys
@@ -13,6 +14,8 @@ import unicodedata
 
 # Bit values must match core/tokenizer/unicode.h (CodepointFlags).
 LETTER, NUMBER, PUNCT, SYMBOL, MARK, SEPARATOR, OTHER, WHITESPACE = 1, 2, 4, 8, 16, 32, 64, 128
+UPPER_OR_TITLE, LOWER = 256, 512
+CASE = {"Lu": UPPER_OR_TITLE, "Lt": UPPER_OR_TITLE, "Ll": LOWER}
 MAJOR = {"L": LETTER, "N": NUMBER, "P": PUNCT, "S": SYMBOL, "M": MARK, "Z": SEPARATOR, "C": OTHER}
 
 # Unicode White_Space property (PropList.txt); not derivable from unicodedata.
@@ -21,7 +24,8 @@ WHITE_SPACE = set(range(0x09, 0x0E)) | {0x20, 0x85, 0xA0, 0x1680} | set(range(0x
 
 
 def flags_of(cp):
-    f = MAJOR[unicodedata.category(chr(cp))[0]]
+    cat = unicodedata.category(chr(cp))
+    f = MAJOR[cat[0]] | CASE.get(cat, 0)
     if cp in WHITE_SPACE:
         f |= WHITESPACE
     return f

@@ -12,12 +12,12 @@ namespace {
 // Decoded text: code points and their category flags, indexed alike.
 struct Text {
   const uint32_t* cp;
-  const uint8_t* fl;
-  bool Is(size_t i, uint8_t mask) const { return (fl[i] & mask) != 0; }
+  const uint16_t* fl;
+  bool Is(size_t i, uint16_t mask) const { return (fl[i] & mask) != 0; }
 };
 
-constexpr uint8_t kLN = kLetter | kNumber;
-constexpr uint8_t kWsLN = kWhitespace | kLetter | kNumber;
+constexpr uint16_t kLN = kLetter | kNumber;
+constexpr uint16_t kWsLN = kWhitespace | kLetter | kNumber;
 
 // A matcher returns the length (in code points) of the regex match that starts exactly
 // at i within the piece ending at e, or 0 when the regex has no match starting at i.
@@ -26,14 +26,22 @@ using MatchFn = size_t (*)(const Text& t, size_t i, size_t e);
 bool IsNewline(uint32_t c) { return c == '\r' || c == '\n'; }
 uint32_t AsciiLower(uint32_t c) { return (c >= 'A' && c <= 'Z') ? c + 32 : c; }
 
-size_t RunOf(const Text& t, size_t j, size_t e, uint8_t mask) {
+size_t RunOf(const Text& t, size_t j, size_t e, uint16_t mask) {
   while (j < e && t.Is(j, mask)) ++j;
   return j;
 }
 
-size_t RunOfNot(const Text& t, size_t j, size_t e, uint8_t mask) {
+size_t RunOfNot(const Text& t, size_t j, size_t e, uint16_t mask) {
   while (j < e && !t.Is(j, mask)) ++j;
   return j;
+}
+
+// Length of the run of code points from i that satisfy `in`.
+template <typename Pred>
+size_t RunIf(const Text& t, size_t i, size_t e, Pred in) {
+  size_t j = i;
+  while (j < e && in(t, j)) ++j;
+  return j - i;
 }
 
 // '\s+(?!\S)|\s+' at a whitespace code point: a run that is followed by a non-space gives
@@ -42,6 +50,19 @@ size_t WhitespaceRun(const Text& t, size_t i, size_t e) {
   const size_t k = RunOf(t, i, e, kWhitespace);
   if (k == e || k - i == 1) return k - i;
   return k - i - 1;
+}
+
+// (?i:'s|'t|'re|'ve|'m|'ll|'d) at j: its length, or 0. Unicode case folding adds one
+// non-ASCII match: U+017F (long s) folds to 's'.
+size_t ContractionAt(const Text& t, size_t j, size_t e) {
+  if (j + 1 >= e || t.cp[j] != '\'') return 0;
+  const uint32_t c1 = t.cp[j + 1] == 0x17F ? 's' : AsciiLower(t.cp[j + 1]);
+  if (c1 == 's' || c1 == 't' || c1 == 'm' || c1 == 'd') return 2;
+  if (j + 2 < e) {
+    const uint32_t c2 = AsciiLower(t.cp[j + 2]);
+    if ((c1 == 'r' && c2 == 'e') || (c1 == 'v' && c2 == 'e') || (c1 == 'l' && c2 == 'l')) return 3;
+  }
+  return 0;
 }
 
 // GPT-2: 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
@@ -71,14 +92,7 @@ size_t MatchGpt2(const Text& t, size_t i, size_t e) {
 template <size_t kMaxDigits>
 size_t MatchLlama3(const Text& t, size_t i, size_t e) {
   const uint32_t c = t.cp[i];
-  if (c == '\'' && i + 1 < e) {
-    const uint32_t c1 = AsciiLower(t.cp[i + 1]);
-    if (c1 == 's' || c1 == 't' || c1 == 'm' || c1 == 'd') return 2;
-    if (i + 2 < e) {
-      const uint32_t c2 = AsciiLower(t.cp[i + 2]);
-      if ((c1 == 'r' && c2 == 'e') || (c1 == 'v' && c2 == 'e') || (c1 == 'l' && c2 == 'l')) return 3;
-    }
-  }
+  if (const size_t n = ContractionAt(t, i, e)) return n;
   if (!t.Is(i, kLN) && !IsNewline(c) && i + 1 < e && t.Is(i + 1, kLetter)) {
     return RunOf(t, i + 2, e, kLetter) - i;
   }
@@ -105,6 +119,68 @@ size_t MatchLlama3(const Text& t, size_t i, size_t e) {
   return 1;
 }
 
+// GPT-4o (o200k_base), with UP = [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}],
+// LOW = [\p{Ll}\p{Lm}\p{Lo}\p{M}] and C = (?i:'s|'t|'re|'ve|'m|'ll|'d):
+//   [^\r\n\p{L}\p{N}]?UP*LOW+C? | [^\r\n\p{L}\p{N}]?UP+LOW*C? | \p{N}{1,3} | ?[^\s\p{L}\p{N}]+[\r\n/]* |
+//   \s*[\r\n]+ | \s+(?!\S) | \s+
+// Lm, Lo and marks are in both classes; a mark is also in [^\r\n\p{L}\p{N}].
+bool IsGpt4oUpper(const Text& t, size_t k) {
+  return t.Is(k, kMark) || (t.Is(k, kLetter) && !t.Is(k, kLower));
+}
+bool IsGpt4oLower(const Text& t, size_t k) {
+  return t.Is(k, kMark) || (t.Is(k, kLetter) && !t.Is(k, kUpperOrTitle));
+}
+
+size_t MatchGpt4o(const Text& t, size_t i, size_t e) {
+  const uint32_t c = t.cp[i];
+  // The optional leading [^\r\n\p{L}\p{N}] is tried taken (word starts at i + 1) before
+  // skipped (word starts at i); skipping only helps when t[i] is a mark, i.e. also in UP and LOW.
+  const bool lead = !t.Is(i, kLN) && !IsNewline(c);
+  const size_t starts[2] = {i + 1, i};
+  for (size_t s = lead ? 0 : 1; s < 2; ++s) {
+    // Alternative 1: UP* runs to a, then gives back code points until LOW+ can start, so LOW+
+    // starts at the last p in [j, a] that is in LOW. If p < a, t[p + 1] is not in LOW and the
+    // LOW run is just t[p]; otherwise it continues past a.
+    const size_t j = starts[s];
+    if (j >= e) continue;
+    const size_t a = j + RunIf(t, j, e, IsGpt4oUpper);
+    for (size_t p = a + 1; p-- > j;) {
+      if (p < e && IsGpt4oLower(t, p)) {
+        const size_t end = p + RunIf(t, p, e, IsGpt4oLower);
+        return end + ContractionAt(t, end, e) - i;
+      }
+    }
+  }
+  for (size_t s = lead ? 0 : 1; s < 2; ++s) {
+    // Alternative 2: UP+ LOW* C? (here no LOW follows the UP run, or alternative 1 matched).
+    const size_t j = starts[s];
+    if (j >= e || !IsGpt4oUpper(t, j)) continue;
+    const size_t a = j + RunIf(t, j, e, IsGpt4oUpper);
+    const size_t end = a + RunIf(t, a, e, IsGpt4oLower);
+    return end + ContractionAt(t, end, e) - i;
+  }
+  if (t.Is(i, kNumber)) {
+    size_t j = i + 1;
+    while (j < e && j - i < 3 && t.Is(j, kNumber)) ++j;
+    return j - i;
+  }
+  size_t j = i + (c == ' ' ? 1 : 0);
+  if (j < e && !t.Is(j, kWsLN)) {
+    j = RunOfNot(t, j + 1, e, kWsLN);
+    while (j < e && (IsNewline(t.cp[j]) || t.cp[j] == '/')) ++j;
+    return j - i;
+  }
+  if (t.Is(i, kWhitespace)) {
+    // \s*[\r\n]+ : greedy \s* backs off to the last newline of the run.
+    const size_t k = RunOf(t, i, e, kWhitespace);
+    for (size_t p = k; p > i; --p) {
+      if (IsNewline(t.cp[p - 1])) return p - i;
+    }
+    return WhitespaceRun(t, i, e);
+  }
+  return 1;  // not reached: letters match alternative 1 or 2, numbers 3, other code points 4
+}
+
 // Optional single whitespace followed by a run of code points satisfying `in`: \s?[X]+
 template <typename Pred>
 size_t OptionalSpaceThenRun(const Text& t, size_t i, size_t e, Pred in) {
@@ -116,13 +192,6 @@ size_t OptionalSpaceThenRun(const Text& t, size_t i, size_t e, Pred in) {
   } else {
     return 0;
   }
-  while (j < e && in(t, j)) ++j;
-  return j - i;
-}
-
-template <typename Pred>
-size_t RunIf(const Text& t, size_t i, size_t e, Pred in) {
-  size_t j = i;
   while (j < e && in(t, j)) ++j;
   return j - i;
 }
@@ -225,6 +294,7 @@ Passes PassesFor(PreTokenizerKind kind) {
   static constexpr MatchFn kGpt2[] = {MatchGpt2};
   static constexpr MatchFn kLlama3[] = {MatchLlama3<3>};
   static constexpr MatchFn kQwen2[] = {MatchLlama3<1>};
+  static constexpr MatchFn kGpt4o[] = {MatchGpt4o};
   static constexpr MatchFn kDeepseekLlm[] = {MatchNewline, MatchDeepseekLlmLetters, MatchDeepseekLlmPunct,
                                              MatchTrailingWhitespace, MatchCjk, MatchNumbers};
   static constexpr MatchFn kDeepseekCoder[] = {MatchNewline, MatchSpaceLetters, MatchSpacePunct, MatchCjk,
@@ -236,6 +306,7 @@ Passes PassesFor(PreTokenizerKind kind) {
     case PreTokenizerKind::kGpt2: return {kGpt2, std::size(kGpt2)};
     case PreTokenizerKind::kLlama3: return {kLlama3, std::size(kLlama3)};
     case PreTokenizerKind::kQwen2: return {kQwen2, std::size(kQwen2)};
+    case PreTokenizerKind::kGpt4o: return {kGpt4o, std::size(kGpt4o)};
     case PreTokenizerKind::kDeepseekLlm: return {kDeepseekLlm, std::size(kDeepseekLlm)};
     case PreTokenizerKind::kDeepseekCoder: return {kDeepseekCoder, std::size(kDeepseekCoder)};
     case PreTokenizerKind::kFalcon: return {kFalcon, std::size(kFalcon)};
@@ -284,6 +355,7 @@ Result<PreTokenizerKind> PreTokenizerKindFromName(std::string_view pre) {
       {"pixtral", PreTokenizerKind::kLlama3},     {"dbrx", PreTokenizerKind::kLlama3},
       {"smaug-bpe", PreTokenizerKind::kLlama3},   {"qwen2", PreTokenizerKind::kQwen2},
       {"deepseek-r1-qwen", PreTokenizerKind::kQwen2}, {"stablelm2", PreTokenizerKind::kQwen2},
+      {"gpt-4o", PreTokenizerKind::kGpt4o},       {"llama4", PreTokenizerKind::kGpt4o},
       {"deepseek-llm", PreTokenizerKind::kDeepseekLlm},
       {"deepseek-coder", PreTokenizerKind::kDeepseekCoder},
       {"falcon", PreTokenizerKind::kFalcon},      {"starcoder", PreTokenizerKind::kStarcoder},
@@ -302,6 +374,7 @@ std::string_view PreTokenizerKindName(PreTokenizerKind kind) {
     case PreTokenizerKind::kGpt2: return "gpt2";
     case PreTokenizerKind::kLlama3: return "llama3";
     case PreTokenizerKind::kQwen2: return "qwen2";
+    case PreTokenizerKind::kGpt4o: return "gpt-4o";
     case PreTokenizerKind::kDeepseekLlm: return "deepseek-llm";
     case PreTokenizerKind::kDeepseekCoder: return "deepseek-coder";
     case PreTokenizerKind::kFalcon: return "falcon";
@@ -316,7 +389,7 @@ void PreTokenizer::Split(std::string_view text, std::vector<Word>* words) const 
   std::vector<uint32_t> cps;
   std::vector<uint32_t> offsets;
   DecodeUtf8All(text, &cps, &offsets);
-  std::vector<uint8_t> flags(cps.size());
+  std::vector<uint16_t> flags(cps.size());
   for (size_t i = 0; i < cps.size(); ++i) flags[i] = CodepointFlagsOf(cps[i]);
   const Text t{cps.data(), flags.data()};
 

@@ -22,6 +22,7 @@ enum class PreTokenizerKind {
   kGpt2,           // gpt-2, mpt, phi-2, olmo, ...
   kLlama3,         // llama3 / llama-bpe / dbrx / smaug-bpe
   kQwen2,          // qwen2, stablelm2 (llama3's regex with single digits)
+  kGpt4o,          // gpt-4o (o200k_base: Phi-4-mini), llama4
   kDeepseekLlm,    // deepseek-llm
   kDeepseekCoder,  // deepseek-coder
   kFalcon,         // falcon

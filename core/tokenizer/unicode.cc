@@ -6,23 +6,24 @@ namespace radixserve::tokenizer {
 namespace unicode_internal {
 
 namespace {
-constexpr uint8_t L = kLetter, N = kNumber, P = kPunctuation, S = kSymbol, C = kOther;
-constexpr uint8_t W = kWhitespace;
+constexpr uint16_t N = kNumber, P = kPunctuation, S = kSymbol, C = kOther;
+constexpr uint16_t W = kWhitespace;
+constexpr uint16_t U = kLetter | kUpperOrTitle, L = kLetter | kLower;
 }  // namespace
 
-// ASCII categories as in Unicode; \t..\r and space are White_Space.
-const uint8_t kAsciiFlags[128] = {
+// ASCII categories as in Unicode (A-Z are Lu, a-z Ll); \t..\r and space are White_Space.
+const uint16_t kAsciiFlags[128] = {
     C, C, C, C, C, C, C, C, C, C | W, C | W, C | W, C | W, C | W, C, C,          // 0x00
     C, C, C, C, C, C, C, C, C, C, C, C, C, C, C, C,                              // 0x10
     kSeparator | W, P, P, P, S, P, P, P, P, P, P, S, P, P, P, P,                 // 0x20 ' '..'/'
     N, N, N, N, N, N, N, N, N, N, P, P, S, S, S, P,                              // 0x30 '0'..'?'
-    P, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L,                              // 0x40 '@'..'O'
-    L, L, L, L, L, L, L, L, L, L, L, P, P, P, S, P,                              // 0x50 'P'..'_'
+    P, U, U, U, U, U, U, U, U, U, U, U, U, U, U, U,                              // 0x40 '@'..'O'
+    U, U, U, U, U, U, U, U, U, U, U, P, P, P, S, P,                              // 0x50 'P'..'_'
     S, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L,                              // 0x60 '`'..'o'
     L, L, L, L, L, L, L, L, L, L, L, P, S, P, S, C,                              // 0x70 'p'..DEL
 };
 
-uint8_t LookupFlags(uint32_t cp) {
+uint16_t LookupFlags(uint32_t cp) {
   if (cp > 0x10FFFF) return kOther;
   const CodepointRun* begin = kCodepointRuns;
   const CodepointRun* end = kCodepointRuns + kNumCodepointRuns;

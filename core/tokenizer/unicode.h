@@ -13,8 +13,9 @@
 
 namespace radixserve::tokenizer {
 
-// Flags of one code point: exactly one major general category bit, plus kWhitespace.
-enum CodepointFlags : uint8_t {
+// Flags of one code point: exactly one major general category bit, plus kWhitespace, plus
+// for letters the case of Lu/Lt (kUpperOrTitle) or Ll (kLower); Lm and Lo have neither.
+enum CodepointFlags : uint16_t {
   kLetter = 1,       // \p{L}
   kNumber = 2,       // \p{N}
   kPunctuation = 4,  // \p{P}
@@ -23,20 +24,23 @@ enum CodepointFlags : uint8_t {
   kSeparator = 32,   // \p{Z}
   kOther = 64,       // \p{C} (controls, unassigned, surrogates, private use)
   kWhitespace = 128, // White_Space property, i.e. regex \s
+  kUpperOrTitle = 256,  // \p{Lu} or \p{Lt} (with kLetter)
+  kLower = 512,         // \p{Ll} (with kLetter)
 };
+constexpr uint16_t kMajorCategoryMask = 127;
 
 namespace unicode_internal {
 struct CodepointRun {
   uint32_t first;  // first code point of the run; the run ends where the next begins
-  uint8_t flags;
+  uint16_t flags;
 };
 extern const CodepointRun kCodepointRuns[];
 extern const size_t kNumCodepointRuns;
-uint8_t LookupFlags(uint32_t cp);  // table search for non-ASCII code points
-extern const uint8_t kAsciiFlags[128];
+uint16_t LookupFlags(uint32_t cp);  // table search for non-ASCII code points
+extern const uint16_t kAsciiFlags[128];
 }  // namespace unicode_internal
 
-inline uint8_t CodepointFlagsOf(uint32_t cp) {
+inline uint16_t CodepointFlagsOf(uint32_t cp) {
   return cp < 128 ? unicode_internal::kAsciiFlags[cp] : unicode_internal::LookupFlags(cp);
 }
 

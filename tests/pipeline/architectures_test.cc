@@ -82,7 +82,8 @@ TEST_P(Architectures, PipelineServesTheGenerateCommandsGreedyIds) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ref2, Architectures,
-                         ::testing::Values("f_qwen3", "g_qwen3moe", "h_gemma2", "i_gemma3", "j_granite", "k_smollm3"));
+                         ::testing::Values("f_qwen3", "g_qwen3moe", "h_gemma2", "i_gemma3", "j_granite", "k_smollm3",
+                                           "l_phi4mini"));
 
 }  // namespace
 }  // namespace radixserve::pipeline_test

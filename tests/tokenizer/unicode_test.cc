@@ -11,7 +11,8 @@
 namespace radixserve::tokenizer {
 namespace {
 
-uint8_t Major(uint32_t cp) { return CodepointFlagsOf(cp) & ~kWhitespace; }
+uint16_t Major(uint32_t cp) { return CodepointFlagsOf(cp) & kMajorCategoryMask; }
+uint16_t Case(uint32_t cp) { return CodepointFlagsOf(cp) & (kUpperOrTitle | kLower); }
 bool Space(uint32_t cp) { return (CodepointFlagsOf(cp) & kWhitespace) != 0; }
 
 TEST(UnicodeTest, AsciiFastPathAgreesWithGeneratedTable) {
@@ -40,6 +41,22 @@ TEST(UnicodeTest, Categories) {
   EXPECT_EQ(Major(0x10FFFF), kOther);   // noncharacter
   EXPECT_EQ(Major(0xD800), kOther);     // surrogate
   EXPECT_EQ(Major(0x110000), kOther);   // beyond Unicode
+}
+
+TEST(UnicodeTest, LetterCase) {
+  EXPECT_EQ(Case('A'), kUpperOrTitle);
+  EXPECT_EQ(Case('z'), kLower);
+  EXPECT_EQ(Case(0xC9), kUpperOrTitle);  // É (Lu)
+  EXPECT_EQ(Case(0xE9), kLower);         // é (Ll)
+  EXPECT_EQ(Case(0x1C5), kUpperOrTitle); // ǅ (Lt)
+  EXPECT_EQ(Case(0x3A9), kUpperOrTitle); // Ω (Lu)
+  EXPECT_EQ(Case(0x3C9), kLower);        // ω (Ll)
+  EXPECT_EQ(Case(0x2B0), 0);             // ʰ (Lm)
+  EXPECT_EQ(Case(0x65E5), 0);            // 日 (Lo)
+  EXPECT_EQ(Case(0x0301), 0);            // combining acute (Mn)
+  EXPECT_EQ(Case('1'), 0);
+  EXPECT_EQ(Case(0x1D400), kUpperOrTitle);  // mathematical bold A (Lu)
+  EXPECT_EQ(Case(0x1D41A), kLower);         // mathematical bold a (Ll)
 }
 
 TEST(UnicodeTest, WhiteSpaceProperty) {
