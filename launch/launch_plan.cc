@@ -37,15 +37,32 @@ namespace {
 ProcessPlan PlanProcess(const ProcessDescription& d, const PlanOptions& options) {
   ProcessPlan p;
   p.kind = d.kind == ProcessDescription::Kind::kContainer ? ProcessPlan::Kind::kContainer : ProcessPlan::Kind::kNode;
-  p.ns = d.ns;
-  p.name = d.ns == "default" ? d.name : d.ns + "/" + d.name;
-  p.process_name = d.ns == "default" ? "radixserve_" + d.name : "radixserve_" + d.ns + "_" + d.name;
+  p.ns = options.root_namespace.empty() ? d.ns
+         : d.ns == "default"              ? options.root_namespace
+                                          : options.root_namespace + "." + d.ns;
+  p.name = p.ns == "default" ? d.name : p.ns + "/" + d.name;
+  p.process_name = p.ns == "default" ? "radixserve_" + d.name : "radixserve_" + p.ns + "_" + d.name;
   p.respawn = d.respawn;
   p.respawn_delay = d.respawn_delay;
   p.required = d.required;
   for (const NodeDescription& n : d.nodes) {
     PlannedNode pn{n.component, n.name, {}};
-    for (const ParamEntry& e : n.params) pn.params.emplace_back(e.key, e.value);
+    for (const ParamEntry& e : n.params) {
+      std::string value = e.value;
+      if (!options.root_namespace.empty() && e.key == "dp_groups") {  // absolute namespaces: put them under the root
+        std::string out;
+        size_t start = 0;
+        while (start <= value.size()) {
+          size_t comma = value.find(',', start);
+          if (comma == std::string::npos) comma = value.size();
+          std::string g = value.substr(start, comma - start);
+          if (!g.empty()) out += (out.empty() ? "" : ",") + options.root_namespace + "." + g;
+          start = comma + 1;
+        }
+        value = out;
+      }
+      pn.params.emplace_back(e.key, value);
+    }
     p.rank = std::max(p.rank, StartRank(n.component));
     p.nodes.push_back(std::move(pn));
   }

@@ -59,6 +59,10 @@ struct LaunchPlan {
 struct PlanOptions {
   std::string binary = "radixserve";        // argv[0]: the radixserve executable
   std::vector<std::string> component_dirs;  // passed as --component-dir to each process when set
+  // `namespace:=` on the command line: every process's namespace is put under it ("default" becomes
+  // it, "dp0" becomes "<it>.dp0"), and so its iceoryx runtime name, topics, label and the api
+  // node's dp_groups entries; two pipelines with different roots share one RouDi. Empty: none.
+  std::string root_namespace;
 };
 
 // Orders the processes and builds their argv. The description must have passed ValidateLaunch.

@@ -10,10 +10,13 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <optional>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -22,6 +25,7 @@
 #include <thread>
 
 #include "core/builtin_model/builtin_model.h"
+#include "launch/kv_budget.h"
 #include "launch/launch_plan.h"
 #include "launch/roudi_sizing.h"
 #include "launch/supervisor.h"
@@ -31,6 +35,7 @@
 #include "transport/channel.h"
 #include "transport/messages.h"
 #include "transport/roudi_process.h"
+#include "transport/topic.h"
 
 namespace radixserve::tools {
 namespace {
@@ -156,8 +161,79 @@ void AddMaxPayload(launch::ProcessPlan& p, uint32_t max_payload) {
   }
 }
 
+// The launcher's own arguments (never the launch file's): namespace:=, kv_memory:=, kv_tokens:=.
+struct ReservedArgs {
+  std::string ns;
+  std::optional<int64_t> kv_memory_mib, kv_tokens;
+};
+
+Result<ReservedArgs> TakeReservedArgs(std::vector<std::string>* args) {
+  ReservedArgs r;
+  std::vector<std::string> rest;
+  for (const auto& a : *args) {
+    auto eq = a.find(":=");
+    std::string key = eq == std::string::npos ? "" : a.substr(0, eq), value = eq == std::string::npos ? "" : a.substr(eq + 2);
+    if (key == "namespace") {
+      if (Status s = transport::ValidateTopic({value, "x"}); !s.ok() || value.empty() || value == "default")
+        return Status::InvalidArgument("namespace:=" + value + ": " +
+                                       (s.ok() ? "give a name other than '' and 'default'" : s.message()));
+      r.ns = value;
+    } else if (key == "kv_memory" || key == "kv_tokens") {
+      char* end = nullptr;
+      errno = 0;
+      long long v = std::strtoll(value.c_str(), &end, 10);
+      if (value.empty() || errno != 0 || *end != '\0' || v <= 0)
+        return Status::InvalidArgument(key + ":=" + value + " is not a positive integer (" +
+                                       (key == "kv_memory" ? "MiB of KV pool" : "KV slots") + ")");
+      (key == "kv_memory" ? r.kv_memory_mib : r.kv_tokens) = v;
+    } else {
+      rest.push_back(a);
+    }
+  }
+  *args = std::move(rest);
+  return r;
+}
+
+// One launcher per namespace on a machine: iceoryx refuses a second runtime of the same name,
+// and the nodes' runtime names come from their namespaces. The launcher holds an exclusive lock
+// on /tmp/radixserve-launch-<ns>.lock for each namespace of its plan while it runs (the kernel
+// drops it when the launcher dies), with its pid written inside for the message.
+class NamespaceLocks {
+ public:
+  ~NamespaceLocks() {
+    for (int fd : fds_) ::close(fd);
+  }
+  Status Take(const std::string& ns) {
+    const std::string path = "/tmp/radixserve-launch-" + ns + ".lock";
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0) return Status::IOError("cannot open " + path + ": " + std::strerror(errno));
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      char buf[32] = {0};
+      ssize_t n = ::pread(fd, buf, sizeof(buf) - 1, 0);
+      ::close(fd);
+      std::string pid = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
+      while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
+      return Status::FailedPrecondition(
+          "a radixserve pipeline is already running in namespace '" + ns + "'" +
+          (pid.empty() ? std::string() : " (launcher pid " + pid + ")") +
+          (transport::RouDiRunning() ? ", with the iceoryx RouDi this one would share" : std::string()) +
+          "; launch this one with namespace:=<name> (and its own port:=), or stop that one first");
+    }
+    const std::string pid = std::to_string(::getpid()) + "\n";
+    if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) < 0)
+      LOG(WARNING) << "cannot write the launcher's pid into " << path;
+    fds_.push_back(fd);
+    return Status::Ok();
+  }
+
+ private:
+  std::vector<int> fds_;
+};
+
 int RunLaunch(const LaunchCliOptions& o) {
   std::vector<std::string> args = o.args;
+  auto reserved = TakeReservedArgs(&args);
+  if (!reserved.ok()) return Fail(reserved.status().message());
   // The built-in default model when the launch takes a model and none was given.
   if (!HasArg(args, "model")) {
     auto path = builtin_model::EnsureDefaultModel();
@@ -170,8 +246,27 @@ int RunLaunch(const LaunchCliOptions& o) {
   std::error_code ec;
   auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   lo.plan.binary = ec ? "radixserve" : exe.string();
+  lo.plan.root_namespace = reserved->ns;
   auto plan = launch::PlanLaunch(o.file, args, lo);
   if (!plan.ok()) return Fail(plan.status().message());
+  for (const auto& p : plan->processes)
+    if (Status s = transport::ValidateTopic({p.ns, "x"}); !s.ok())
+      return Fail("namespace '" + p.ns + "' of process " + p.name + ": " + s.message());
+
+  // Refused before anything starts when another launcher runs a namespace of this plan.
+  NamespaceLocks ns_locks;
+  {
+    std::vector<std::string> seen;
+    for (const auto& p : plan->processes) {
+      if (std::find(seen.begin(), seen.end(), p.ns) != seen.end()) continue;
+      seen.push_back(p.ns);
+      if (Status s = ns_locks.Take(p.ns); !s.ok()) return Fail(s.message());
+    }
+  }
+
+  // The KV pool: one number for the scheduler's max_total_tokens and every worker's kv_slots.
+  auto kv = launch::ApplyKvBudget(&*plan, reserved->kv_memory_mib, reserved->kv_tokens);
+  if (!kv.ok()) return Fail(kv.status().message());
 
   // RouDi: ours, sized for the plan, unless one is already running.
   transport::RouDiProcess roudi;
@@ -179,6 +274,8 @@ int RunLaunch(const LaunchCliOptions& o) {
   auto cfg = launch::RouDiConfigForPlan(*plan, &bounds);
   if (!cfg.ok()) return Fail(cfg.status().message());
   uint32_t max_payload = cfg->max_payload();
+  std::fprintf(stderr, "[launch] %s\n",
+               launch::DescribeKvBudget(*kv, double(cfg->total_bytes()) / (1 << 20)).c_str());
   if (transport::RouDiRunning()) {
     // Reuse it only when its largest chunk holds this pipeline's largest message.
     auto theirs = transport::RunningRouDiMaxPayload();

@@ -1,7 +1,7 @@
 // Every architecture of ../shared/models/ref2 served end to end: for each F32 file, a pipeline
 // (real RouDi and the four node processes) started on it serves, for each reference prompt, the
-// same 16 greedy ids as the single-process `radixserve generate` does (both with the served
-// default F16 KV cache). How many prompts fork from llama.cpp's greedy ids (near-ties of the random
+// same 16 greedy ids as the single-process `radixserve generate` does (each with its default KV
+// cache). How many prompts fork from llama.cpp's greedy ids (near-ties of the random
 // models; model_reference2_test bounds the logits themselves) is printed, not asserted.
 #include <gtest/gtest.h>
 

@@ -1,0 +1,80 @@
+// The KV pool's size for a launch: one number of KV slots, decided by the launcher and given to
+// the scheduler (max_total_tokens) and every worker (kv_slots), so both always agree and RouDi's
+// pools are sized for the same figure.
+//
+// Rules (README "Memory"):
+//   kv_tokens:=N   N slots (at least 64); refused when the pool does not fit the memory left
+//                  after the weights (MemAvailable - model file bytes).
+//   kv_memory:=M   the slots whose K and V fit M MiB, the worker's page of padding included:
+//                  floor(M MiB / bytes_per_token) - 256; refused below 64 slots.
+//   both given     an error.
+//   neither        0.5 (like SGLang's mem_fraction_static) of MemAvailable minus the model's
+//                  file bytes, shared by the plan's scheduler groups, in slots; then at least one
+//                  full served context and at most 16,384 (the former fixed pool); refused when even
+//                  one context does not fit the memory left after the weights. With device:=cuda the
+//                  KV lives in GPU memory, which the launcher does not measure: 16,384.
+//   a launch file that sets the scheduler's max_total_tokens (or a worker's kv_slots) itself
+//   keeps its number (both are set to it); the arguments are then refused.
+// bytes_per_token = layers x kv_heads x (key_length + value_length) x bytes of the KV element
+// (F32 on the CPU, F16 on CUDA), from the GGUF metadata as model::KvCache lays it out.
+// Stateless; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/util/status.h"
+#include "launch/launch_plan.h"
+
+namespace radixserve::launch {
+
+inline constexpr int64_t kMaxDefaultKvSlots = 16384;  // the former fixed pool: more only when asked
+inline constexpr int64_t kMinKvSlots = 64;            // the scheduler's and worker's parameter minimum
+inline constexpr int64_t kWorkerPadSlots = 256;       // WorkerShape::For adds a page of slots
+inline constexpr double kDefaultKvMemoryFraction = 0.5;
+
+struct KvGeometry {
+  int64_t layers = 0, kv_heads = 0, key_length = 0, value_length = 0, element_bytes = 4;
+  int64_t bytes_per_token() const { return layers * kv_heads * (key_length + value_length) * element_bytes; }
+};
+
+// The model's KV layout from its GGUF metadata; element_bytes 4 (F32, the CPU's) or 2 (F16).
+Result<KvGeometry> KvGeometryOfModel(const std::string& gguf_path, int64_t element_bytes);
+
+// /proc/meminfo's MemAvailable in bytes.
+Result<uint64_t> MemAvailableBytes();
+
+struct KvBudgetInputs {
+  std::optional<int64_t> kv_memory_mib;  // kv_memory:=
+  std::optional<int64_t> kv_tokens;      // kv_tokens:=
+  std::optional<int64_t> file_slots;     // the launch file's own max_total_tokens / kv_slots
+  KvGeometry geometry;
+  uint64_t model_bytes = 0;     // the model file
+  uint64_t mem_available = 0;   // MemAvailable
+  int64_t context = 0;          // served context
+  int64_t replicas = 1;         // scheduler groups, each with its own pool
+  bool gpu = false;             // device:=cuda
+};
+
+struct KvBudget {
+  int64_t slots = 0;
+  int64_t bytes_per_token = 0;
+  uint64_t kv_bytes = 0;        // one worker group's pool: (slots + pad) x bytes_per_token
+  uint64_t model_bytes = 0;
+  int64_t replicas = 1;
+  std::string rule;             // how slots were chosen, with the arithmetic
+};
+
+Result<KvBudget> DecideKvBudget(const KvBudgetInputs& in);
+
+// Everything the launcher does: reads the reserved arguments' values (already removed from the
+// launch file's arguments), the model and the machine, decides, and writes max_total_tokens into
+// every scheduler and kv_slots into every worker of the plan (parameters and argv).
+Result<KvBudget> ApplyKvBudget(LaunchPlan* plan, std::optional<int64_t> kv_memory_mib,
+                               std::optional<int64_t> kv_tokens);
+
+// One log line: model bytes, KV bytes per token, slots, KV MiB, and RouDi's pool MiB.
+std::string DescribeKvBudget(const KvBudget& b, double roudi_pool_mib);
+
+}  // namespace radixserve::launch
