@@ -40,41 +40,36 @@ Result<const gguf::TensorInfo*> FindWithShape(const gguf::GgufFile& f, const std
 
 }  // namespace
 
-Result<WeightView> GetMatrix(const gguf::GgufFile& f, const std::string& name, int64_t rows, int64_t cols) {
-  RS_ASSIGN_OR_RETURN(const gguf::TensorInfo* t,
-                      FindWithShape(f, name, {static_cast<uint64_t>(cols), static_cast<uint64_t>(rows)}));
+namespace {
+
+// Tensor `name`, found with GGUF shape `shape` (ne0 first), read as `rows` rows of `cols`: its
+// type's block must divide a row, and its bytes must be exactly those rows.
+Result<WeightView> RowsOf(const gguf::GgufFile& f, const std::string& name, std::vector<uint64_t> shape, int64_t rows,
+                          int64_t cols) {
+  RS_ASSIGN_OR_RETURN(const gguf::TensorInfo* t, FindWithShape(f, name, std::move(shape)));
   RS_ASSIGN_OR_RETURN(WeightType type, ToWeightType(*t));
   const kernels::WeightTypeInfo info = kernels::GetWeightTypeInfo(type);
   if (cols % info.block_elems != 0)
     return Status::InvalidArgument(f.name() + ": " + info.name + " tensor " + name + " has a row length of " +
                                    std::to_string(cols) + ", not a multiple of its block size " +
                                    std::to_string(info.block_elems));
-  WeightView w;
-  w.type = type;
-  w.data = f.TensorData(*t);
-  w.rows = rows;
-  w.cols = cols;
+  WeightView w{type, f.TensorData(*t), rows, cols};
   if (static_cast<uint64_t>(w.row_bytes() * rows) != t->num_bytes())
     return Status::Corrupt(f.name() + ": tensor " + name + " byte size does not match its shape");
   return w;
 }
 
+}  // namespace
+
+Result<WeightView> GetMatrix(const gguf::GgufFile& f, const std::string& name, int64_t rows, int64_t cols) {
+  return RowsOf(f, name, {static_cast<uint64_t>(cols), static_cast<uint64_t>(rows)}, rows, cols);
+}
+
 Result<WeightView> GetExpertMatrices(const gguf::GgufFile& f, const std::string& name, int64_t experts,
                                      int64_t rows, int64_t cols) {
-  RS_ASSIGN_OR_RETURN(const gguf::TensorInfo* t,
-                      FindWithShape(f, name,
-                                    {static_cast<uint64_t>(cols), static_cast<uint64_t>(rows),
-                                     static_cast<uint64_t>(experts)}));
-  RS_ASSIGN_OR_RETURN(WeightType type, ToWeightType(*t));
-  const kernels::WeightTypeInfo info = kernels::GetWeightTypeInfo(type);
-  if (cols % info.block_elems != 0)
-    return Status::InvalidArgument(f.name() + ": " + info.name + " tensor " + name + " has a row length of " +
-                                   std::to_string(cols) + ", not a multiple of its block size " +
-                                   std::to_string(info.block_elems));
-  WeightView w{type, f.TensorData(*t), experts * rows, cols};
-  if (static_cast<uint64_t>(w.row_bytes() * w.rows) != t->num_bytes())
-    return Status::Corrupt(f.name() + ": tensor " + name + " byte size does not match its shape");
-  return w;
+  return RowsOf(f, name,
+                {static_cast<uint64_t>(cols), static_cast<uint64_t>(rows), static_cast<uint64_t>(experts)},
+                experts * rows, cols);
 }
 
 Result<WeightView> GetAnyRows(const gguf::GgufFile& f, const std::string& name) {
