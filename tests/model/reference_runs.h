@@ -28,6 +28,15 @@ inline nlohmann::json ReadRefManifest(const std::string& ref_dir) {
   return in.good() ? nlohmann::json::parse(in) : nlohmann::json::object();
 }
 
+// A test name for dequantisation case `i` of a manifest: its path past "deq/", every character
+// that is not a letter or a digit as '_'.
+inline std::string DequantCaseName(const nlohmann::json& manifest, int i) {
+  std::string n = manifest["dequant"][i]["path"].get<std::string>().substr(4);
+  for (char& ch : n)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return n;
+}
+
 // The names of the manifest's runs, and a run's name as a gtest parameter name.
 inline std::vector<std::string> RefRunNames(const nlohmann::json& manifest) {
   std::vector<std::string> names;

@@ -80,12 +80,7 @@ TEST_P(DequantTest, RowsEqualGgmlBitForBit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ref, DequantTest, ::testing::ValuesIn(DequantCases()),
-                         [](const ::testing::TestParamInfo<int>& info) {
-                           std::string n = Manifest()["dequant"][info.param]["path"].get<std::string>().substr(4);
-                           for (char& ch : n)
-                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                           return n;
-                         });
+                         [](const ::testing::TestParamInfo<int>& info) { return DequantCaseName(Manifest(), info.param); });
 
 // --- Logits: every prefill position and every teacher-forced decode step. ---
 
