@@ -14,7 +14,6 @@
 #include "core/api/chat_output.h"
 #include "core/api/chat_request.h"
 #include "core/api/request_parser.h"
-#include "core/tool_calls/call_id.h"
 #include "core/api/request_stream.h"
 #include "core/api/response_builder.h"
 
@@ -392,13 +391,14 @@ void HttpServer::HandleGenerate(const HttpRequest& http, HttpConnection& conn, E
       for (const ChoiceResult& c : choices)
         if (c.finish.kind == FinishKind::kAbort) return SendError(conn, AbortError(c.finish));
     }
-    std::vector<tool_calls::ParsedOutput> messages;
+    std::vector<tool_calls::ParsedOutput> messages;  // chat: read as a stream is, fed whole
     if (chat)
-      for (const ChoiceResult& c : choices)
-        messages.push_back(tool_calls::ParseOutput(req.output_family, c.text, req.output_starts_in_reasoning,
-                                                   c.finish.kind == FinishKind::kLength));
-    for (tool_calls::ParsedOutput& m : messages)
-      for (tool_calls::ToolCall& call : m.tool_calls) call.id = tool_calls::NewToolCallId(req.output_family);
+      for (const ChoiceResult& c : choices) {
+        ChatOutput parsed(req.output_family, req.output_starts_in_reasoning);
+        parsed.Feed(c.text);
+        parsed.Finish(c.finish.kind == FinishKind::kLength);
+        messages.push_back(parsed.message());
+      }
     std::string body = endpoint == Endpoint::kCompletions ? BuildCompletionResponse(ctx, choices, req.return_logprob)
                        : chat ? BuildChatCompletionResponse(ctx, choices, messages, req.return_logprob)
                               : BuildNativeGenerateResponse(choices, req.return_logprob);
