@@ -12,6 +12,7 @@
 
 #include "core/builtin_model/builtin_model.h"
 #include "core/gguf/gguf_reader.h"
+#include "core/model/llama_config.h"
 #include "core/model/served_context.h"
 
 namespace radixserve::launch {
@@ -44,28 +45,12 @@ void SetParam(ProcessPlan& p, PlannedNode& n, const std::string& key, const std:
 
 }  // namespace
 
-Result<KvGeometry> KvGeometryOfModel(const std::string& gguf_path, int64_t element_bytes) {
+Result<KvGeometry> KvGeometryOfModel(const std::string& gguf_path, model::KvType type) {
   RS_ASSIGN_OR_RETURN(auto file, gguf::GgufFile::Open(gguf_path));
-  RS_ASSIGN_OR_RETURN(std::string arch, file->GetString("general.architecture"));
-  const std::string a = arch + ".";
-  KvGeometry g;
-  g.element_bytes = element_bytes;
-  RS_ASSIGN_OR_RETURN(g.layers, file->GetInt(a + "block_count"));
-  RS_ASSIGN_OR_RETURN(int64_t heads, file->GetInt(a + "attention.head_count"));
-  RS_ASSIGN_OR_RETURN(int64_t dim, file->GetInt(a + "embedding_length"));
-  if (g.layers <= 0 || heads <= 0 || dim <= 0)
-    return Status::Corrupt(gguf_path + ": block_count, attention.head_count and embedding_length must be positive");
-  g.kv_heads = heads;
-  if (auto kv = file->GetInt(a + "attention.head_count_kv"); kv.ok()) {
-    g.kv_heads = *kv;
-  } else if (auto per_layer = file->GetIntArray(a + "attention.head_count_kv"); per_layer.ok() && !per_layer->empty()) {
-    g.kv_heads = *std::max_element(per_layer->begin(), per_layer->end());  // the cache's rows are uniform
-  }
-  RS_ASSIGN_OR_RETURN(g.key_length, file->GetIntOr(a + "attention.key_length", dim / heads));
-  RS_ASSIGN_OR_RETURN(g.value_length, file->GetIntOr(a + "attention.value_length", g.key_length));
-  if (g.kv_heads <= 0 || g.key_length <= 0 || g.value_length <= 0)
-    return Status::Corrupt(gguf_path + ": the KV heads and head lengths must be positive");
-  return g;
+  RS_ASSIGN_OR_RETURN(model::LlamaConfig c, model::LlamaConfig::FromGguf(*file));
+  if (Status fits = model::CheckKvTypeFits(type, c.head_dim); !fits.ok())
+    return Status(fits.code(), gguf_path + ": " + fits.message());
+  return KvGeometry{c.num_layers, c.kv_dim(), type};
 }
 
 Result<uint64_t> MemAvailableBytes() {
@@ -84,6 +69,7 @@ Result<uint64_t> MemAvailableBytes() {
 Result<KvBudget> DecideKvBudget(const KvBudgetInputs& in) {
   KvBudget b;
   b.bytes_per_token = in.geometry.bytes_per_token();
+  b.kv_type = in.geometry.type;
   b.model_bytes = in.model_bytes;
   b.replicas = std::max<int64_t>(in.replicas, 1);
   const uint64_t bpt = static_cast<uint64_t>(b.bytes_per_token);
@@ -156,7 +142,7 @@ Result<KvBudget> ApplyKvBudget(LaunchPlan* plan, std::optional<int64_t> kv_memor
   KvBudgetInputs in;
   in.kv_memory_mib = kv_memory_mib;
   in.kv_tokens = kv_tokens;
-  std::string model, device = "cpu";
+  std::string model, device = "cpu", kv_type = "auto";
   int64_t context = 0;
   int64_t schedulers = 0;
   for (auto& p : plan->processes)
@@ -178,6 +164,7 @@ Result<KvBudget> ApplyKvBudget(LaunchPlan* plan, std::optional<int64_t> kv_memor
         if (c) context = *c;
       } else {
         if (n.Param("device") == "cuda") device = "cuda";
+        if (!n.Param("kv_type").empty()) kv_type = n.Param("kv_type");
         if (model.empty()) model = n.Param("model");
       }
     }
@@ -186,7 +173,9 @@ Result<KvBudget> ApplyKvBudget(LaunchPlan* plan, std::optional<int64_t> kv_memor
   }
   in.gpu = device == "cuda";
   in.replicas = std::max<int64_t>(schedulers, 1);
-  RS_ASSIGN_OR_RETURN(in.geometry, KvGeometryOfModel(model, in.gpu ? 2 : 4));
+  Result<model::KvType> type = model::ParseKvType(kv_type, in.gpu);
+  if (!type.ok()) return Status(type.status().code(), "kv_type: " + type.status().message());
+  RS_ASSIGN_OR_RETURN(in.geometry, KvGeometryOfModel(model, *type));
   std::error_code ec;
   in.model_bytes = std::filesystem::file_size(model, ec);
   if (ec) return Status::IOError(model + ": " + ec.message());
@@ -210,7 +199,7 @@ std::string DescribeKvBudget(const KvBudget& b, double roudi_pool_mib) {
   char buf[128];
   std::snprintf(buf, sizeof(buf), "%.1f", roudi_pool_mib);
   return "KV pool: model " + Mib(double(b.model_bytes)) + " MiB, KV " + std::to_string(b.bytes_per_token) +
-         " B per token, " + std::to_string(b.slots) + " slots (" + b.rule + "), KV " + Mib(double(b.kv_bytes)) +
+         " B per token (" + model::KvTypeName(b.kv_type) + "), " + std::to_string(b.slots) + " slots (" + b.rule + "), KV " + Mib(double(b.kv_bytes)) +
          " MiB per worker group (" + std::to_string(b.slots) + " + " + std::to_string(kWorkerPadSlots) + " x " +
          std::to_string(b.bytes_per_token) + " B)" +
          (b.replicas > 1 ? " x " + std::to_string(b.replicas) + " groups" : std::string()) + ", RouDi pools " + buf +

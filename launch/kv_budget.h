@@ -15,8 +15,9 @@
 //                  KV lives in GPU memory, which the launcher does not measure: 16,384.
 //   a launch file that sets the scheduler's max_total_tokens (or a worker's kv_slots) itself
 //   keeps its number (both are set to it); the arguments are then refused.
-// bytes_per_token = layers x kv_heads x (key_length + value_length) x bytes of the KV element
-// (F32 on the CPU, F16 on CUDA), from the GGUF metadata as model::KvCache lays it out.
+// bytes_per_token = 2 x layers x the bytes of one K row of kv_heads x head_dim values in the
+// workers' kv_type (model::KvBytesPerToken: F32 4 bytes a value, F16 2, Q8_0 34 and Q4_0 18 per
+// 32), from the GGUF metadata as model::KvCache lays it out.
 // Stateless; thread-safe.
 #pragma once
 
@@ -24,6 +25,7 @@
 #include <optional>
 #include <string>
 
+#include "core/model/kv_cache.h"
 #include "core/util/status.h"
 #include "launch/launch_plan.h"
 
@@ -35,12 +37,14 @@ inline constexpr int64_t kWorkerPadSlots = 256;       // WorkerShape::For adds a
 inline constexpr double kDefaultKvMemoryFraction = 0.5;
 
 struct KvGeometry {
-  int64_t layers = 0, kv_heads = 0, key_length = 0, value_length = 0, element_bytes = 4;
-  int64_t bytes_per_token() const { return layers * kv_heads * (key_length + value_length) * element_bytes; }
+  int64_t layers = 0, kv_dim = 0;  // kv_dim: kv_heads x head_dim, the values of one K (or V) row
+  model::KvType type = model::KvType::kF32;
+  int64_t bytes_per_token() const { return model::KvBytesPerToken(type, layers, kv_dim); }
 };
 
-// The model's KV layout from its GGUF metadata; element_bytes 4 (F32, the CPU's) or 2 (F16).
-Result<KvGeometry> KvGeometryOfModel(const std::string& gguf_path, int64_t element_bytes);
+// The model's KV layout from its GGUF metadata (as model::LlamaConfig reads it), held as `type`;
+// refused when the model's head size cannot hold that type.
+Result<KvGeometry> KvGeometryOfModel(const std::string& gguf_path, model::KvType type);
 
 // /proc/meminfo's MemAvailable in bytes.
 Result<uint64_t> MemAvailableBytes();
@@ -60,6 +64,7 @@ struct KvBudgetInputs {
 struct KvBudget {
   int64_t slots = 0;
   int64_t bytes_per_token = 0;
+  model::KvType kv_type = model::KvType::kF32;
   uint64_t kv_bytes = 0;        // one worker group's pool: (slots + pad) x bytes_per_token
   uint64_t model_bytes = 0;
   int64_t replicas = 1;

@@ -83,14 +83,15 @@ int RunGenerate(GenerateOptions o) {
   std::shared_ptr<const gguf::GgufFile> gguf(std::move(file).value());
   auto tokenizer = Tokenizer::FromGguf(*gguf);
   if (!tokenizer.ok()) return Fail("cannot load tokenizer", tokenizer.status());
-  if (o.kv_type != "f32" && o.kv_type != "f16") {
-    std::fprintf(stderr, "generate: --kv-type must be f32 or f16, got '%s'\n", o.kv_type.c_str());
+  const Result<model::KvType> kv_type = model::ParseKvType(o.kv_type);
+  if (!kv_type.ok()) {
+    std::fprintf(stderr, "generate: --kv-type: %s\n", kv_type.status().message().c_str());
     return 2;
   }
   std::fprintf(stderr, "generate: %s\n", kernels::SystemInfo().c_str());
   model::ModelOptions mo;
   mo.num_threads = o.threads;
-  mo.kv_type = o.kv_type == "f16" ? model::KvType::kF16 : model::KvType::kF32;
+  mo.kv_type = *kv_type;
   auto loaded = model::LlamaModel::Load(gguf, mo);
   if (!loaded.ok()) return Fail("cannot load model", loaded.status());
   model::LlamaModel& m = **loaded;
@@ -200,7 +201,7 @@ CommandRegistrar reg({"generate", "Complete a prompt with a GGUF model on the CP
                             "--seed", [o](uint64_t s) { o->sampling.seed = s, o->sampling.has_seed = true; },
                             "RNG seed (default: time)");
                         app.add_option("--threads", o->threads, "Compute threads")->capture_default_str();
-                        app.add_option("--kv-type", o->kv_type, "KV cache element type: f32 | f16")->capture_default_str();
+                        app.add_option("--kv-type", o->kv_type, "KV cache element type: f32 | f16 | q8_0 | q4_0")->capture_default_str();
                         app.add_flag("--ignore-eos", o->ignore_eos, "Keep generating past end-of-sequence");
                         app.add_option("--logprobs", o->logprobs, "Print the chosen token's logprob and the top N");
                         return [o] { return RunGenerate(*o); };

@@ -20,7 +20,8 @@ class CpuBackend final : public ModelBackend {
   }
   std::string Describe() const override {
     return std::string("cpu (kernels ") + kernels::ActiveKernelSet() + ", " + std::to_string(model_->num_threads()) +
-           " threads)";
+           " threads, KV " + KvTypeName(kv_->type()) + " " + std::to_string(kv_->num_slots()) + " slots, " +
+           std::to_string(kv_->bytes() >> 20) + " MiB)";
   }
 
  private:

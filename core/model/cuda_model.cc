@@ -178,6 +178,9 @@ Result<std::unique_ptr<CudaModel>> CudaModel::Load(std::shared_ptr<const gguf::G
                     std::to_string(info.sm_count) + " SMs, " + std::to_string(info.total_bytes >> 30) + " GiB)";
   m->num_slots_ = options.num_slots;
   m->device_ = options.device;
+  if (options.kv_type != KvType::kF16 && options.kv_type != KvType::kF32)
+    return Status::Unsupported(std::string("device:=cuda holds its KV cache as f16 or f32; kv_type ") +
+                               KvTypeName(options.kv_type) + " runs on the CPU only");
   m->kv_type_ = options.kv_type;
   m->impl_->graphs_on = options.decode_graphs;
   RS_ASSIGN_OR_RETURN(m->config_, LlamaConfig::FromGguf(*file));

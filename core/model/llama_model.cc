@@ -74,24 +74,17 @@ constexpr int kMaxSoftcapHeadDim = 512;
 void AttendSlotsSoftcapped(const float* q, int group, const kernels::KvLayerView& kv, int kv_head,
                            const int32_t* slots, int64_t n_keys, int head_dim, float scale, float cap, float* scores,
                            float* out) {
-  const int64_t head_off = static_cast<int64_t>(kv_head) * head_dim;
   float row[kMaxSoftcapHeadDim];
-  auto row_at = [&](const void* base, int32_t slot) -> const float* {
-    const int64_t at = slot * kv.slot_stride + head_off;
-    if (!kv.f16) return static_cast<const float*>(base) + at;
-    kernels::ConvertF16ToF32(static_cast<const uint16_t*>(base) + at, row, head_dim);
-    return row;
-  };
   const float inv_cap = 1.0f / cap;
   for (int64_t j = 0; j < n_keys; ++j) {
-    const float* k = row_at(kv.k, slots[j]);
+    const float* k = kernels::KvRowF32(kv.k, kv, kv_head, slots[j], head_dim, row);
     for (int g = 0; g < group; ++g)
       scores[g * n_keys + j] = cap * std::tanh(kernels::DotF32(q + g * head_dim, k, head_dim) * scale * inv_cap);
   }
   for (int g = 0; g < group; ++g) kernels::Softmax(scores + g * n_keys, n_keys);
   std::fill(out, out + static_cast<int64_t>(group) * head_dim, 0.0f);
   for (int64_t j = 0; j < n_keys; ++j) {
-    const float* v = row_at(kv.v, slots[j]);
+    const float* v = kernels::KvRowF32(kv.v, kv, kv_head, slots[j], head_dim, row);
     for (int g = 0; g < group; ++g) kernels::Axpy(scores[g * n_keys + j], v, out + g * head_dim, head_dim);
   }
 }
@@ -111,6 +104,8 @@ Result<std::unique_ptr<LlamaModel>> LlamaModel::Load(std::shared_ptr<const gguf:
   m->kv_type_ = options.kv_type;
   RS_ASSIGN_OR_RETURN(m->config_, LlamaConfig::FromGguf(*m->file_));
   RS_ASSIGN_OR_RETURN(m->served_context_, ServedContext(*m->file_, options.context));
+  if (Status fits = CheckKvTypeFits(m->kv_type_, m->config_.head_dim); !fits.ok())
+    return Status(fits.code(), m->file_->name() + ": " + fits.message());
   if (m->config_.attn_softcap > 0.0f && m->config_.head_dim > kMaxSoftcapHeadDim)
     return Status::Unsupported(m->file_->name() + ": attention soft-capping with head size " +
                                std::to_string(m->config_.head_dim) + " (at most " +

@@ -153,6 +153,9 @@ void QuantizeRowQ8Shared(const float* x, BlockQ8_0* y, int64_t n, int group) {
 }
 void DequantizeRowQ8_0(const BlockQ8_0* x, float* y, int64_t n) { K().dequantize_row_q8_0(x, y, n); }
 float DotQ8_0(const BlockQ8_0* a, const BlockQ8_0* b, int64_t n) { return K().dot_q8_0(a, b, n); }
+const float* KvRowF32(const void* base, const KvLayerView& kv, int kv_head, int32_t slot, int head_dim, float* buf) {
+  return K().kv_row_f32(base, kv, kv_head, slot, head_dim, buf);
+}
 void AttendSlots(const float* q, int group, const KvLayerView& kv, int kv_head, const int32_t* slots, int64_t n_keys,
                  int head_dim, float scale, float* scores, float* out) {
   K().attend_slots(q, group, kv, kv_head, slots, n_keys, head_dim, scale, scores, out);

@@ -51,6 +51,7 @@ struct KernelTable {
   void (*quantize_row_q8_shared)(const float*, BlockQ8_0*, int64_t, int);
   void (*dequantize_row_q8_0)(const BlockQ8_0*, float*, int64_t);
   float (*dot_q8_0)(const BlockQ8_0*, const BlockQ8_0*, int64_t);
+  const float* (*kv_row_f32)(const void*, const KvLayerView&, int, int32_t, int, float*);
   void (*attend_slots)(const float*, int, const KvLayerView&, int, const int32_t*, int64_t, int, float, float*,
                        float*);
   void (*convert_f16_to_f32)(const uint16_t*, float*, int64_t);

@@ -6,15 +6,30 @@
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/convert.h"
 #include "kernels/cpu/q8_0.h"
+#include "kernels/cpu/quant_blocks.h"
 #include "kernels/cpu/vec_ops.h"
 
 namespace radixserve::kernels {
 
 namespace {
-// Element d of a K or V row, whatever the storage type.
+// Element `off` (within the slot's row of every head) of a K or V row, whatever the storage type.
 inline float KvAt(const void* base, const KvLayerView& kv, int64_t slot, int64_t off) {
   const int64_t i = slot * kv.slot_stride + off;
-  return kv.f16 ? Fp16ToFp32(static_cast<const uint16_t*>(base)[i]) : static_cast<const float*>(base)[i];
+  switch (kv.type) {
+    case WeightType::kF32: return static_cast<const float*>(base)[i];
+    case WeightType::kF16: return Fp16ToFp32(static_cast<const uint16_t*>(base)[i]);
+    case WeightType::kQ8_0: {
+      const BlockQ8_0& b = static_cast<const BlockQ8_0*>(base)[i / kQ8BlockSize];
+      return Fp16ToFp32(b.d) * static_cast<float>(b.qs[i % kQ8BlockSize]);
+    }
+    case WeightType::kQ4_0: {
+      const BlockQ4_0& b = static_cast<const BlockQ4_0*>(base)[i / kQK];
+      const int j = static_cast<int>(i % kQK);
+      const int nibble = j < kQK / 2 ? b.qs[j] & 15 : b.qs[j - kQK / 2] >> 4;
+      return Fp16ToFp32(b.d) * static_cast<float>(nibble - 8);
+    }
+    default: return std::nanf("");  // not a KV type (IsKvType)
+  }
 }
 }  // namespace
 

@@ -28,6 +28,10 @@ WorkerNode::WorkerNode(NodeContext ctx) : Node(std::move(ctx)) {
                        true);
   params().DeclareInt("threads", 2, 1, 1024, "compute threads", true);
   params().DeclareInt("context", 0, 0, int64_t(1) << 30, "served context in tokens: 0 = the model's, at most 4096 (model::kDefaultServedContext)", true);
+  params().DeclareString("kv_type", "auto",
+                         "KV cache element type: auto (f32 on the CPU, f16 on CUDA), f32, f16, q8_0 or q4_0 (CPU only; "
+                         "the model's head_dim a multiple of 32)",
+                         {"auto", "f32", "f16", "q8_0", "q4_0"}, true);
   params().DeclareInt("kv_slots", d.max_total_tokens, 64, int64_t(1) << 32,
                       "KV slots (at least the scheduler's max_total_tokens + page_size)", true);
   params().DeclareInt("max_running_requests", d.max_running_requests, 1, 65536, "req-to-token rows (the scheduler's)", true);
@@ -54,7 +58,7 @@ Result<std::unique_ptr<model::ModelBackend>> WorkerNode::LoadBackend(std::shared
 #if RADIXSERVE_HAVE_CUDA
     model::CudaModelOptions co;
     co.num_slots = num_slots;
-    co.kv_type = model::KvType::kF16;
+    co.kv_type = options.kv_type;
     co.decode_graphs = params().GetBool("cuda_graphs");
     auto m = model::CudaModel::Load(std::move(file), co);
     if (!m.ok()) return Status(m.status().code(), "device:=cuda: " + m.status().message());
@@ -104,6 +108,7 @@ Status WorkerNode::OnConfigure() {
   }
   RS_ASSIGN_OR_RETURN(int32_t ctx, model::ServedContext(*shared, params().GetInt("context")));
   mo.context = ctx;  // phi3's LongRoPE factors follow it, as llama.cpp's follow n_ctx
+  RS_ASSIGN_OR_RETURN(mo.kv_type, model::ParseKvType(params().GetString("kv_type"), params().GetString("device") == "cuda"));
   const WorkerShape shape = WorkerShape::For(params().GetInt("kv_slots"),
                                              static_cast<int32_t>(params().GetInt("max_running_requests")), ctx);
   RS_ASSIGN_OR_RETURN(std::unique_ptr<model::ModelBackend> backend, LoadBackend(shared, mo, shape.num_slots));

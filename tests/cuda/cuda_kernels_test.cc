@@ -209,7 +209,8 @@ TEST_F(CudaKernels, PagedAttentionMatchesAttendSlots) {
                                dout.get(), nullptr)
                     .ok());
     const kernels::KvLayerView view{c.f16 ? static_cast<const void*>(k16.data()) : k.data(),
-                                    c.f16 ? static_cast<const void*>(v16.data()) : v.data(), kv_dim, c.f16};
+                                    c.f16 ? static_cast<const void*>(v16.data()) : v.data(), kv_dim,
+                                    c.f16 ? kernels::WeightType::kF16 : kernels::WeightType::kF32};
     const int group = c.q_heads / c.kv_heads;
     std::vector<float> want(n * c.q_heads * c.head_dim), scores(group * 1200);
     for (int64_t t = 0; t < n; ++t) {

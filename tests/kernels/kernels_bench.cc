@@ -90,21 +90,34 @@ BENCHMARK(BM_Stream)->ArgsProduct({kTypes, {1, 4, 8, 16, 32, 64, 512}, {256, 204
 // One token over weights past the AMD machines' 32 MB L3 (Q8_0: 107 MB): the tile fed from DRAM, as in decode.
 BENCHMARK(BM_Stream)->ArgsProduct({kTypes, {1}, {131072}})->ArgNames({"type", "n", "rows"});
 
+// One decode token's attention over n_keys cached tokens with a KV cache of each type (F32, F16,
+// Q8_0, Q4_0): keys per second, and the bytes of K and V the kernel reads per second.
 void BM_Attention(benchmark::State& state) {
   const int64_t n_keys = state.range(0);
+  const WeightType type = static_cast<WeightType>(state.range(1));
   const int head_dim = 64, kv_heads = 4, group = 3;
-  std::vector<float> k(n_keys * kv_heads * head_dim, 0.01f), v(k.size(), 0.02f), q(group * head_dim, 0.1f);
+  std::vector<float> k(n_keys * kv_heads * head_dim), v(k.size()), q(group * head_dim, 0.1f);
+  for (size_t i = 0; i < k.size(); ++i) k[i] = 0.01f * static_cast<float>(i % 17), v[i] = 0.02f * static_cast<float>(i % 13);
+  std::vector<uint8_t> kq(KvBytes(type, k.size())), vq(KvBytes(type, v.size()));
+  QuantizeBlocks(type, k.data(), kq.data(), k.size());
+  QuantizeBlocks(type, v.data(), vq.data(), v.size());
   std::vector<float> scores(group * n_keys), out(group * head_dim);
   std::vector<int32_t> slots(n_keys);
   for (int64_t i = 0; i < n_keys; ++i) slots[i] = static_cast<int32_t>(i);
-  KvLayerView view{k.data(), v.data(), kv_heads * head_dim};
+  KvLayerView view{kq.data(), vq.data(), kv_heads * head_dim, type};
   for (auto _ : state) {
     AttendSlots(q.data(), group, view, 1, slots.data(), n_keys, head_dim, 0.125f, scores.data(), out.data());
     benchmark::DoNotOptimize(out.data());
   }
+  state.SetLabel(GetWeightTypeInfo(type).name);
   state.counters["keys/s"] = benchmark::Counter(static_cast<double>(n_keys), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["KV B/s"] = benchmark::Counter(2.0 * static_cast<double>(KvBytes(type, n_keys * head_dim)),
+                                                benchmark::Counter::kIsIterationInvariantRate);
 }
-BENCHMARK(BM_Attention)->Arg(128)->Arg(512)->Arg(2048);
+BENCHMARK(BM_Attention)
+    ->ArgsProduct({{512, 4096},
+                   {int(WeightType::kF32), int(WeightType::kF16), int(WeightType::kQ8_0), int(WeightType::kQ4_0)}})
+    ->ArgNames({"keys", "kv"});
 
 }  // namespace
 }  // namespace radixserve::kernels

@@ -433,27 +433,56 @@ TEST_P(AttentionTest, MatchesReferenceOverScatteredSlots) {
   const int64_t num_slots = 50, n_keys = 23;
   std::vector<float> k = Random(num_slots * kv_heads * hd, 41), v = Random(num_slots * kv_heads * hd, 42);
   std::vector<float> q = Random(group * hd, 43);
-  std::vector<uint16_t> k16(k.size()), v16(v.size());
-  ConvertF32ToF16(k.data(), k16.data(), k.size());
-  ConvertF32ToF16(v.data(), v16.data(), v.size());
   std::vector<int32_t> slots(n_keys);
   for (int64_t i = 0; i < n_keys; ++i) slots[i] = static_cast<int32_t>((i * 17 + 3) % num_slots);
-  for (bool f16 : {false, true}) {
-    KvLayerView view{f16 ? static_cast<const void*>(k16.data()) : k.data(),
-                     f16 ? static_cast<const void*>(v16.data()) : v.data(), kv_heads * hd, f16};
+  for (WeightType type : {WeightType::kF32, WeightType::kF16, WeightType::kQ8_0, WeightType::kQ4_0}) {
+    if (hd % GetWeightTypeInfo(type).block_elems != 0) continue;  // the block types need whole blocks per head
+    SCOPED_TRACE(GetWeightTypeInfo(type).name);
+    std::vector<uint8_t> kq(KvBytes(type, k.size())), vq(KvBytes(type, v.size()));
+    QuantizeBlocks(type, k.data(), kq.data(), k.size());
+    QuantizeBlocks(type, v.data(), vq.data(), v.size());
+    KvLayerView view{kq.data(), vq.data(), kv_heads * hd, type};
     std::vector<float> scores(group * n_keys), out(group * hd), rout(group * hd);
     AttendSlots(q.data(), group, view, 1, slots.data(), n_keys, hd, 0.25f, scores.data(), out.data());
     ref::AttendSlots(q.data(), group, view, 1, slots.data(), n_keys, hd, 0.25f, scores.data(), rout.data());
-    // Same inputs (the F16 keys/values are widened exactly); scores, softmax and the weighted sum of
-    // values below 1 in another order: within a few hundred ulp of 1, so 1e-5 absolute.
-    for (int i = 0; i < group * hd; ++i) EXPECT_NEAR(out[i], rout[i], 1e-5f) << "f16 " << f16;
-    // One key: the output is that key's value.
+    // Same inputs (the stored keys/values are widened or dequantised exactly); scores, softmax and
+    // the weighted sum in another order: within a few hundred ulp of the output, 1e-5 relative to
+    // at least 1 (Q4_0's levels can reach past the values' range of 1).
+    for (int i = 0; i < group * hd; ++i) EXPECT_NEAR(out[i], rout[i], 1e-5f * std::max(1.0f, std::abs(rout[i])));
+    // One key: the output is that key's stored value.
     AttendSlots(q.data(), group, view, 0, slots.data(), 1, hd, 0.25f, scores.data(), out.data());
+    std::vector<float> stored(hd);
+    const float* row = KvRowF32(view.v, view, 0, slots[0], hd, stored.data());
     for (int g = 0; g < group; ++g)
-      for (int d = 0; d < hd; ++d) {
-        const int64_t i = slots[0] * kv_heads * hd + d;
-        EXPECT_FLOAT_EQ(out[g * hd + d], f16 ? Fp16ToFp32(v16[i]) : v[i]);
+      for (int d = 0; d < hd; ++d) EXPECT_FLOAT_EQ(out[g * hd + d], row[d]);
+  }
+}
+
+// A stored row read back is within the type's rounding of what was written: F16 half an ulp
+// (2^-11 relative); Q8_0 half a step of its block (amax / 127 / 2, plus the fp16 rounding of the
+// scale times 127); Q4_0 one step (amax / 8: the value opposite the block's extreme can be clamped
+// from 8 to 7 steps), where a step uses the block's largest |x|.
+TEST(KvRow, StoredRowsAreWithinTheirTypesRounding) {
+  const int hd = 128;
+  const std::vector<float> x = Random(hd, 77);
+  for (WeightType type : {WeightType::kF16, WeightType::kQ8_0, WeightType::kQ4_0}) {
+    SCOPED_TRACE(GetWeightTypeInfo(type).name);
+    std::vector<uint8_t> stored(KvBytes(type, hd));
+    QuantizeBlocks(type, x.data(), stored.data(), hd);
+    const KvLayerView view{stored.data(), stored.data(), hd, type};
+    std::vector<float> buf(hd);
+    const float* back = KvRowF32(view.k, view, 0, 0, hd, buf.data());
+    for (int b = 0; b < hd / 32; ++b) {
+      float amax = 0;
+      for (int i = 0; i < 32; ++i) amax = std::max(amax, std::abs(x[b * 32 + i]));
+      for (int i = 0; i < 32; ++i) {
+        const int at = b * 32 + i;
+        const float bound = type == WeightType::kF16    ? std::abs(x[at]) * 0x1p-11f + 0x1p-25f
+                            : type == WeightType::kQ8_0 ? amax / 127 * (0.5f + 127 * 0x1p-11f)
+                                                        : amax / 8 * (1 + 8 * 0x1p-11f);
+        EXPECT_LE(std::abs(back[at] - x[at]), bound) << "value " << at;
       }
+    }
   }
 }
 

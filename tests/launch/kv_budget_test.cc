@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <utility>
+
 namespace radixserve::launch {
 namespace {
 
@@ -10,7 +13,7 @@ constexpr uint64_t kMiB = 1 << 20;
 
 KvBudgetInputs Medium(uint64_t mem_available_mib) {
   KvBudgetInputs in;
-  in.geometry = {.layers = 12, .kv_heads = 4, .key_length = 64, .value_length = 64, .element_bytes = 4};
+  in.geometry = {.layers = 12, .kv_dim = 4 * 64, .type = model::KvType::kF32};
   in.model_bytes = 126 * kMiB;
   in.mem_available = mem_available_mib * kMiB;
   in.context = 2048;
@@ -19,6 +22,24 @@ KvBudgetInputs Medium(uint64_t mem_available_mib) {
 
 TEST(KvBudget, BytesPerTokenIsLayersHeadsLengthsElement) {
   EXPECT_EQ(Medium(0).geometry.bytes_per_token(), 12 * 4 * 128 * 4);
+}
+
+// K and V of 12 layers x 256 values: F16 2 bytes a value; Q8_0 34 and Q4_0 18 bytes a block of 32.
+TEST(KvBudget, BytesPerTokenFollowTheKvType) {
+  KvBudgetInputs in = Medium(400);
+  const std::pair<model::KvType, int64_t> want[] = {{model::KvType::kF32, 2 * 12 * 256 * 4},
+                                                    {model::KvType::kF16, 2 * 12 * 256 * 2},
+                                                    {model::KvType::kQ8_0, 2 * 12 * 8 * 34},
+                                                    {model::KvType::kQ4_0, 2 * 12 * 8 * 18}};
+  for (const auto& [type, bytes] : want) {
+    in.geometry.type = type;
+    EXPECT_EQ(in.geometry.bytes_per_token(), bytes) << model::KvTypeName(type);
+    // The same 274 MiB after the weights hold more slots of a smaller type (up to the former pool).
+    auto b = DecideKvBudget(in);
+    ASSERT_TRUE(b.ok()) << b.status().ToString();
+    EXPECT_EQ(b->slots, std::min<int64_t>(int64_t(0.5 * 274 * kMiB / bytes) - 256, 16384)) << model::KvTypeName(type);
+    EXPECT_EQ(b->kv_type, type);
+  }
 }
 
 TEST(KvBudget, DefaultIsHalfOfWhatIsFreeAfterTheWeightsWithinOneContextAndTheFormerPool) {

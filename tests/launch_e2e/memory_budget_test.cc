@@ -25,13 +25,13 @@ std::vector<std::string> Args(int port, std::vector<std::string> more = {}) {
   return a;
 }
 
-// The model's KV bytes per token as the worker's cache lays it out (F32 on the CPU).
-int64_t WorkerKvBytesPerToken() {
+// The model's KV bytes per token as the worker's cache lays it out (its default: F32 on the CPU).
+int64_t WorkerKvBytesPerToken(model::KvType type = model::ModelOptions().kv_type) {
   auto file = gguf::GgufFile::Open(pipeline_test::Stories260K());
   EXPECT_TRUE(file.ok());
   auto config = model::LlamaConfig::FromGguf(**file);
   EXPECT_TRUE(config.ok()) << config.status().ToString();
-  auto cache = model::KvCache::Create(*config, 100, model::ModelOptions().kv_type);
+  auto cache = model::KvCache::Create(*config, 100, type);
   EXPECT_TRUE(cache.ok());
   return static_cast<int64_t>((*cache)->bytes() / 100);
 }
@@ -64,7 +64,7 @@ TEST(LaunchMemoryBudget, KvTokensAndKvMemorySizeThePool) {
     ASSERT_TRUE(launcher.Start(LaunchOf(LaunchDir() + "/compact.yaml", Args(port, {"kv_tokens:=1000"}))).ok())
         << launcher.Output();
     const std::string line = KvLine(launcher.Output());
-    EXPECT_NE(line.find("KV " + std::to_string(bpt) + " B per token, 1000 slots (kv_tokens:=1000)"), std::string::npos)
+    EXPECT_NE(line.find("KV " + std::to_string(bpt) + " B per token (f32), 1000 slots (kv_tokens:=1000)"), std::string::npos)
         << line;
     CompletionResult r = Complete(port, "Once upon a time", 8);
     EXPECT_EQ(r.status, 200) << Describe(r);
@@ -84,6 +84,35 @@ TEST(LaunchMemoryBudget, KvTokensAndKvMemorySizeThePool) {
   }
 }
 
+// kv_type:= reaches the worker and the budget: F16 halves the bytes per token, and the pipeline serves.
+TEST(LaunchMemoryBudget, KvTypeSetsTheBytesPerToken) {
+  const int64_t f16 = WorkerKvBytesPerToken(model::KvType::kF16);
+  EXPECT_EQ(2 * f16, WorkerKvBytesPerToken(model::KvType::kF32));
+  Launcher launcher;
+  int port = pipeline_test::PickFreePort();
+  ASSERT_TRUE(launcher.Start(LaunchOf(LaunchDir() + "/compact.yaml", Args(port, {"kv_tokens:=1000", "kv_type:=f16"}))).ok())
+      << launcher.Output();
+  const std::string line = KvLine(launcher.Output());
+  EXPECT_NE(line.find("KV " + std::to_string(f16) + " B per token (f16), 1000 slots (kv_tokens:=1000)"), std::string::npos)
+      << line;
+  CompletionResult r = Complete(port, "Once upon a time", 8);
+  EXPECT_EQ(r.status, 200) << Describe(r);
+}
+
+// A block type needs head_dim a multiple of 32 (stories260K's is 8), an unknown name is named.
+TEST(LaunchMemoryBudget, KvTypeTheModelCannotHoldIsRefused) {
+  {
+    Launcher launcher;
+    ExpectStartupFailure(launcher, LaunchOf(LaunchDir() + "/edge.yaml", Args(0, {"kv_type:=q8_0"})),
+                         {"KV cache type q8_0 quantises each head's 32-value blocks; this model's head_dim 8 is not a "
+                          "multiple of 32: use kv_type f16 or f32"});
+  }
+  {
+    Launcher launcher;
+    ExpectStartupFailure(launcher, LaunchOf(LaunchDir() + "/edge.yaml", Args(0, {"kv_type:=q5_0"})), {"q5_0"});
+  }
+}
+
 TEST(LaunchMemoryBudget, DefaultLineStatesItsArithmetic) {
   Launcher launcher;
   int port = pipeline_test::PickFreePort();
@@ -92,7 +121,7 @@ TEST(LaunchMemoryBudget, DefaultLineStatesItsArithmetic) {
   std::smatch m;
   ASSERT_TRUE(std::regex_search(
       line, m,
-      std::regex(R"(KV pool: model ([0-9.]+) MiB, KV ([0-9]+) B per token, ([0-9]+) slots \(default: 0\.5 x \(MemAvailable ([0-9.]+) MiB - model ([0-9.]+) MiB = ([0-9.]+) MiB\) = ([0-9.]+) MiB = ([0-9]+) slots, kept within \[([0-9]+) \(one context\), ([0-9]+)\]\), KV ([0-9.]+) MiB per worker group .*RouDi pools ([0-9.]+) MiB)")))
+      std::regex(R"(KV pool: model ([0-9.]+) MiB, KV ([0-9]+) B per token \(f32\), ([0-9]+) slots \(default: 0\.5 x \(MemAvailable ([0-9.]+) MiB - model ([0-9.]+) MiB = ([0-9.]+) MiB\) = ([0-9.]+) MiB = ([0-9]+) slots, kept within \[([0-9]+) \(one context\), ([0-9]+)\]\), KV ([0-9.]+) MiB per worker group .*RouDi pools ([0-9.]+) MiB)")))
       << line;
   const double model_mib = std::stod(m[1]);
   const int64_t bpt = std::stoll(m[2]), slots = std::stoll(m[3]);

@@ -177,6 +177,70 @@ TEST_P(Logits2Test, MatchLlamaCppWithinTheTypesNoise) {
 
 INSTANTIATE_TEST_SUITE_P(Ref2, Logits2Test, ::testing::ValuesIn(RunnableRuns()), RefRunTestName);
 
+// --- Quantised KV caches (kv_type q8_0 / q4_0) against llama.cpp's F16-KV logits of the F32 files:
+// the weights exact, so the distance is the KV type's rounding (plus llama.cpp's own F16 rounding
+// of K, V, Q and P, which the F16 bound above holds). ---
+
+// The bound of a KV type: the F16-KV bound scaled by how much larger the type's rounding error
+// is. Per stored value F16 errs by up to 2^-11 of the value (rms 2^-11/sqrt(3) |x|); a 32-value
+// block of Q8_0 by a uniform error of up to amax/254 (rms amax/127/sqrt(12)), of Q4_0 by up to
+// amax/16 (rms amax/8/sqrt(12)). For rows of roughly normal values (amax of 32 about 2.1 sigma)
+// that is rms 2.8e-4 sigma for F16, 4.8e-3 sigma for Q8_0 (17x) and 7.6e-2 sigma for Q4_0 (270x).
+// The logits move linearly with a small perturbation of K and V, their KL quadratically, so the
+// bounds are F16's times r for max|d| and r^2 for KL.
+// qwen3moe: a moved router input can swap the 2nd and 3rd expert at a near-tie, as the 8-bit
+// activations of its quantised files do (README 5.3 quantized_moe): up to 3 % of rows may pass the
+// per-row bound, and the mean may carry those rows (3 % x README's largest swap, KL 0.056).
+LogitBounds KvTypeBounds(KvType type, const std::string& arch) {
+  const double r = type == KvType::kQ8_0 ? 17 : 270;
+  const char* why = type == KvType::kQ8_0
+                        ? "Q8_0 KV: F16-KV bound x 17 (max|d|) and x 17^2 (KL): the ratio of rms roundings"
+                        : "Q4_0 KV: F16-KV bound x 270 (max|d|) and x 270^2 (KL): the ratio of rms roundings";
+  if (arch == "qwen3moe")
+    return {std::numeric_limits<double>::infinity(), 1e-6 * r * r + 0.03 * 0.056, 5e-6 * r * r, false, why, 0.03};
+  return {1e-2 * r, 1e-6 * r * r, 5e-6 * r * r, false, why};
+}
+
+std::vector<std::string> QuantizedKvRuns() {
+  std::vector<std::string> cases;
+  for (const std::string& name : RunnableRuns()) {
+    const nlohmann::json& run = Manifest()["runs"][name];
+    if (RefRunType(run) != "F32" || run["kv_cache_type"] != "F16") continue;
+    for (const char* kv : {"q8_0", "q4_0"}) cases.push_back(name + "." + kv);
+  }
+  return cases;
+}
+
+class QuantizedKv2Test : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(QuantizedKv2Test, WithinTheKvTypesRoundingOfLlamaCppsF16Kv) {
+  const std::string run_name = GetParam().substr(0, GetParam().rfind('.'));
+  auto type = ParseKvType(GetParam().substr(GetParam().rfind('.') + 1));
+  ASSERT_TRUE(type.ok());
+  const nlohmann::json& run = Manifest()["runs"][run_name];
+  auto file = OpenRef2(run["model_path"].get<std::string>());
+  ASSERT_NE(file, nullptr);
+  ModelOptions opts;
+  opts.kv_type = *type;
+  opts.context = run["n_ctx"].get<int64_t>();
+  auto loaded = LlamaModel::Load(file, opts);
+  ASSERT_TRUE(loaded.ok()) << GetParam() << ": " << loaded.status().ToString();
+  LlamaModel& model = **loaded;
+  std::unique_ptr<KvCache> kv;
+  CheckRefRun(
+      GetParam(), run, kRef2, KvTypeBounds(*type, ArchOf(run["model_path"].get<std::string>())),
+      [&](int64_t total) {
+        auto created = model.CreateKvCache(total);
+        if (created.ok()) kv = std::move(created).value();
+        return created.ok() && kv->type() == *type;
+      },
+      [&](std::span<const SequenceInput> seqs, std::span<float> logits, const ForwardOptions& o) {
+        return model.Forward(seqs, *kv, logits, o);
+      });
+}
+
+INSTANTIATE_TEST_SUITE_P(Ref2, QuantizedKv2Test, ::testing::ValuesIn(QuantizedKvRuns()), RefRunTestName);
+
 // --- Sliding windows and the prefix cache. ---
 
 // The engine keeps every position of a local layer in the KV cache and masks by window per layer

@@ -164,7 +164,8 @@ void CheckRefRun(const std::string& name, const nlohmann::json& run, const std::
     EXPECT_LE(d->kl_mean(), b.kl_mean) << name << " " << phase << ": " << b.why;
     if (b.kl_max_row_fraction > 0) {
       std::printf("%-28s %s: %d of %d rows above KL %.3g\n", name.c_str(), phase, d->RowsAbove(b.kl_max), d->rows, b.kl_max);
-      EXPECT_LE(d->RowsAbove(b.kl_max), b.kl_max_row_fraction * d->rows) << name << " " << phase << ": " << b.why;
+      // Whole rows: 3 % of the 64 decode rows is up to 2 of them.
+      EXPECT_LE(d->RowsAbove(b.kl_max), std::ceil(b.kl_max_row_fraction * d->rows)) << name << " " << phase << ": " << b.why;
     } else {
       EXPECT_LE(d->kl_max, b.kl_max) << name << " " << phase << " row " << d->kl_max_row << ": " << b.why;
     }

@@ -1,12 +1,13 @@
 // Every architecture of ../shared/models/ref2 served end to end: for each F32 file, a pipeline
 // (real RouDi and the four node processes) started on it serves, for each reference prompt, the
 // same 16 greedy ids as the single-process `radixserve generate` does (each with its default KV
-// cache). How many prompts fork from llama.cpp's greedy ids (near-ties of the random
+// cache, and again both with a Q8_0 KV cache: the worker's kv_type and generate's --kv-type). How many prompts fork from llama.cpp's greedy ids (near-ties of the random
 // models; model_reference2_test bounds the logits themselves) is printed, not asserted.
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -40,12 +41,14 @@ std::vector<int32_t> PrintedIds(const std::string& out) {
   return ids.is_array() ? ids.get<std::vector<int32_t>>() : std::vector<int32_t>{};
 }
 
-class Architectures : public ::testing::TestWithParam<std::string> {};
+// An architecture, and the KV type both sides use ("" for their defaults).
+class Architectures : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
 
 TEST_P(Architectures, PipelineServesTheGenerateCommandsGreedyIds) {
   const json manifest = Manifest();
   ASSERT_TRUE(manifest.contains("runs")) << "cannot read " << kRef2 << "manifest.json";
-  const std::string run = GetParam() + ".F32.kv_f16";
+  const auto& [arch, kv_type] = GetParam();
+  const std::string run = arch + ".F32.kv_f16";
   ASSERT_TRUE(manifest["runs"].contains(run)) << run;
   const json& r = manifest["runs"][run];
   const std::string model = kRef2 + r["model_path"].get<std::string>();
@@ -54,6 +57,7 @@ TEST_P(Architectures, PipelineServesTheGenerateCommandsGreedyIds) {
 
   PipelineOptions o;
   o.model = model;
+  if (!kv_type.empty()) o.worker_params.push_back("kv_type:=" + kv_type);
   Pipeline pipeline(o);
   ASSERT_TRUE(pipeline.Start().ok()) << pipeline.LogTails();
   int forks_from_llama_cpp = 0;
@@ -62,6 +66,7 @@ TEST_P(Architectures, PipelineServesTheGenerateCommandsGreedyIds) {
     int st = 0;
     const std::string out = RunCommand(ShellQuote(RadixserveBinary()) + " generate --model " + ShellQuote(model) +
                                            " --prompt-ids " + Joined(prompt, ',') +
+                                           (kv_type.empty() ? "" : " --kv-type " + kv_type) +
                                            " --max-tokens 16 --temperature 0 --ignore-eos --print-ids 2>/dev/null",
                                        &st);
     ASSERT_EQ(st, 0) << run << ": radixserve generate failed: " << out;
@@ -75,15 +80,20 @@ TEST_P(Architectures, PipelineServesTheGenerateCommandsGreedyIds) {
         << run << " prompt " << p["index"];
     forks_from_llama_cpp += expected != p["greedy_ids"].get<std::vector<int32_t>>();
   }
-  std::printf("%s: the pipeline served the generate command's greedy ids on %zu prompts; %d of them fork from "
-              "llama.cpp's (near-ties of the random model)\n",
-              run.c_str(), prompts.size(), forks_from_llama_cpp);
+  std::printf("%s (KV %s): the pipeline served the generate command's greedy ids on %zu prompts; %d of them fork "
+              "from llama.cpp's (near-ties of the random model)\n",
+              run.c_str(), kv_type.empty() ? "default" : kv_type.c_str(), prompts.size(), forks_from_llama_cpp);
   pipeline.Stop();
 }
 
 INSTANTIATE_TEST_SUITE_P(Ref2, Architectures,
-                         ::testing::Values("f_qwen3", "g_qwen3moe", "h_gemma2", "i_gemma3", "j_granite", "k_smollm3",
-                                           "l_phi4mini"));
+                         ::testing::Combine(::testing::Values("f_qwen3", "g_qwen3moe", "h_gemma2", "i_gemma3", "j_granite",
+                                                              "k_smollm3", "l_phi4mini"),
+                                            ::testing::Values("", "q8_0")),
+                         [](const ::testing::TestParamInfo<std::tuple<std::string, std::string>>& info) {
+                           const std::string& kv = std::get<1>(info.param);
+                           return std::get<0>(info.param) + (kv.empty() ? "" : "_kv_" + kv);
+                         });
 
 }  // namespace
 }  // namespace radixserve::pipeline_test
