@@ -49,15 +49,20 @@ void AttendSlotsTiled(const float* q, const KvLayerView& kv, int kv_head, const 
                       float scale, float* scores, float* out) {
   constexpr int kHd = 16 * V;
   constexpr int kLines = static_cast<int>((KvBytes(kT, kHd) + 63) / 64);  // cache lines per row
+  // Row addresses as one multiply-add: slot_stride and head offsets are whole blocks.
+  const int64_t slot_bytes = KvBytes(kT, kv.slot_stride), head_bytes = KvBytes(kT, int64_t{kv_head} * kHd);
+  auto row_of = [&](const void* base, int32_t slot) {
+    return static_cast<const uint8_t*>(base) + slot * slot_bytes + head_bytes;
+  };
   __m512 qv[G][V];
   for (int g = 0; g < G; ++g)
     for (int c = 0; c < V; ++c) qv[g][c] = _mm512_mul_ps(_mm512_loadu_ps(q + g * kHd + 16 * c), _mm512_set1_ps(scale));
   for (int64_t j = 0; j < n_keys; ++j) {
     if (j + 4 < n_keys) {
-      const char* p = reinterpret_cast<const char*>(kv.Row(kv.k, slots[j + 4], kv_head, kHd));
+      const char* p = reinterpret_cast<const char*>(row_of(kv.k, slots[j + 4]));
       for (int c = 0; c < kLines; ++c) _mm_prefetch(p + 64 * c, _MM_HINT_T0);
     }
-    const uint8_t* row = kv.Row(kv.k, slots[j], kv_head, kHd);
+    const uint8_t* row = row_of(kv.k, slots[j]);
     __m512 kr[V];
     for (int c = 0; c < V; ++c) kr[c] = Load16<kT>(row, c);
     for (int g = 0; g < G; ++g) {
@@ -72,10 +77,10 @@ void AttendSlotsTiled(const float* q, const KvLayerView& kv, int kv_head, const 
     for (int c = 0; c < V; ++c) acc[g][c] = _mm512_setzero_ps();
   for (int64_t j = 0; j < n_keys; ++j) {
     if (j + 4 < n_keys) {
-      const char* p = reinterpret_cast<const char*>(kv.Row(kv.v, slots[j + 4], kv_head, kHd));
+      const char* p = reinterpret_cast<const char*>(row_of(kv.v, slots[j + 4]));
       for (int c = 0; c < kLines; ++c) _mm_prefetch(p + 64 * c, _MM_HINT_T0);
     }
-    const uint8_t* row = kv.Row(kv.v, slots[j], kv_head, kHd);
+    const uint8_t* row = row_of(kv.v, slots[j]);
     __m512 vr[V];
     for (int c = 0; c < V; ++c) vr[c] = Load16<kT>(row, c);
     for (int g = 0; g < G; ++g) {
