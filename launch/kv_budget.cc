@@ -195,6 +195,22 @@ Result<KvBudget> ApplyKvBudget(LaunchPlan* plan, std::optional<int64_t> kv_memor
   return b;
 }
 
+Status ApplyMaxRunningRequests(LaunchPlan* plan, int64_t n) {
+  if (n < 1 || n > 65536)
+    return Status::InvalidArgument("max_running_requests:=" + std::to_string(n) + " is outside [1, 65536]");
+  for (auto& p : plan->processes)
+    for (auto& node : p.nodes) {
+      if (node.component != "scheduler" && node.component != "worker") continue;
+      RS_ASSIGN_OR_RETURN(std::optional<int64_t> own, IntParamOf(node, "max_running_requests"));
+      if (own && *own != n)
+        return Status::InvalidArgument("max_running_requests:=" + std::to_string(n) + " and the launch file's " +
+                                       node.name + ".max_running_requests " + std::to_string(*own) +
+                                       " disagree: drop one of them");
+      SetParam(p, node, "max_running_requests", std::to_string(n));
+    }
+  return Status::Ok();
+}
+
 std::string DescribeKvBudget(const KvBudget& b, double roudi_pool_mib) {
   char buf[128];
   std::snprintf(buf, sizeof(buf), "%.1f", roudi_pool_mib);

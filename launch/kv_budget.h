@@ -79,6 +79,11 @@ Result<KvBudget> DecideKvBudget(const KvBudgetInputs& in);
 Result<KvBudget> ApplyKvBudget(LaunchPlan* plan, std::optional<int64_t> kv_memory_mib,
                                std::optional<int64_t> kv_tokens);
 
+// max_running_requests:=N, a launcher argument as llama.cpp's -np: the requests every scheduler
+// runs at once and every worker's request rows (which, with the context, size RouDi's largest
+// message). Refused when the launch file sets another number itself, and outside [1, 65536].
+Status ApplyMaxRunningRequests(LaunchPlan* plan, int64_t n);
+
 // One log line: model bytes, KV bytes per token, slots, KV MiB, and RouDi's pool MiB.
 std::string DescribeKvBudget(const KvBudget& b, double roudi_pool_mib);
 

@@ -161,10 +161,11 @@ void AddMaxPayload(launch::ProcessPlan& p, uint32_t max_payload) {
   }
 }
 
-// The launcher's own arguments (never the launch file's): namespace:=, kv_memory:=, kv_tokens:=.
+// The launcher's own arguments (never the launch file's): namespace:=, kv_memory:=, kv_tokens:=,
+// max_running_requests:=.
 struct ReservedArgs {
   std::string ns;
-  std::optional<int64_t> kv_memory_mib, kv_tokens;
+  std::optional<int64_t> kv_memory_mib, kv_tokens, max_running_requests;
 };
 
 Result<ReservedArgs> TakeReservedArgs(std::vector<std::string>* args) {
@@ -178,14 +179,14 @@ Result<ReservedArgs> TakeReservedArgs(std::vector<std::string>* args) {
         return Status::InvalidArgument("namespace:=" + value + ": " +
                                        (s.ok() ? "give a name other than '' and 'default'" : s.message()));
       r.ns = value;
-    } else if (key == "kv_memory" || key == "kv_tokens") {
+    } else if (key == "kv_memory" || key == "kv_tokens" || key == "max_running_requests") {
       char* end = nullptr;
       errno = 0;
       long long v = std::strtoll(value.c_str(), &end, 10);
+      const char* what = key == "kv_memory" ? "MiB of KV pool" : key == "kv_tokens" ? "KV slots" : "requests at once";
       if (value.empty() || errno != 0 || *end != '\0' || v <= 0)
-        return Status::InvalidArgument(key + ":=" + value + " is not a positive integer (" +
-                                       (key == "kv_memory" ? "MiB of KV pool" : "KV slots") + ")");
-      (key == "kv_memory" ? r.kv_memory_mib : r.kv_tokens) = v;
+        return Status::InvalidArgument(key + ":=" + value + " is not a positive integer (" + what + ")");
+      (key == "kv_memory" ? r.kv_memory_mib : key == "kv_tokens" ? r.kv_tokens : r.max_running_requests) = v;
     } else {
       rest.push_back(a);
     }
@@ -264,6 +265,10 @@ int RunLaunch(const LaunchCliOptions& o) {
     }
   }
 
+  if (reserved->max_running_requests) {
+    if (Status s = launch::ApplyMaxRunningRequests(&*plan, *reserved->max_running_requests); !s.ok())
+      return Fail(s.message());
+  }
   // The KV pool: one number for the scheduler's max_total_tokens and every worker's kv_slots.
   auto kv = launch::ApplyKvBudget(&*plan, reserved->kv_memory_mib, reserved->kv_tokens);
   if (!kv.ok()) return Fail(kv.status().message());

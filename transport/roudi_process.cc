@@ -148,6 +148,7 @@ Status RouDiProcess::Start(const RouDiConfig& config, const std::string& config_
     out << config.ToToml();
     if (!out) return Status::IOError("cannot write RouDi config " + config_path);
   }
+  config_path_ = config_path;
   std::string exe = "iox-roudi";
   if (const char* e = std::getenv("RADIXSERVE_ROUDI"); e && *e) exe = e;
   std::string preload;
@@ -177,6 +178,7 @@ Status RouDiProcess::Start(const RouDiConfig& config, const std::string& config_
     int st = 0;
     if (::waitpid(pid_, &st, WNOHANG) == pid_) {
       pid_ = -1;
+      RemoveConfig();
       return Status::Unavailable("iox-roudi exited during start-up (status " + std::to_string(st) +
                                  "); is the iceoryx package installed and /dev/shm writable?");
     }
@@ -195,6 +197,7 @@ bool RouDiProcess::running() {
   if (::waitpid(pid_, &st, WNOHANG) == pid_) {  // it died: reap it and clean what it left
     pid_ = -1;
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) RemoveRouDiLeftovers();
+    RemoveConfig();
     return false;
   }
   return true;
@@ -217,6 +220,12 @@ void RouDiProcess::Stop() {
   // vanished without deregistering) leaves its segments and lock files behind.
   if (!exited || !WIFEXITED(st) || WEXITSTATUS(st) != 0) RemoveRouDiLeftovers();
   pid_ = -1;
+  RemoveConfig();
+}
+
+void RouDiProcess::RemoveConfig() {
+  if (!config_path_.empty()) ::unlink(config_path_.c_str());
+  config_path_.clear();
 }
 
 }  // namespace radixserve::transport

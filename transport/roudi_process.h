@@ -54,14 +54,18 @@ class RouDiProcess {
   // the robust-IPC library preloaded (robust_ipc.h) and waits until it accepts clients. FailedPrecondition when another RouDi is already running.
   Status Start(const RouDiConfig& config, const std::string& config_path,
                std::chrono::milliseconds timeout = std::chrono::seconds(10));
-  // SIGTERM, wait, SIGKILL after a grace period; removes what a killed RouDi leaves in /dev/shm.
+  // SIGTERM, wait, SIGKILL after a grace period; removes what a killed RouDi leaves in /dev/shm,
+  // and the config file Start wrote (other launchers read it while RouDi runs).
   void Stop();
   // False once the child exited (it is reaped and its leftovers removed).
   bool running();
   pid_t pid() const { return pid_; }
 
  private:
+  void RemoveConfig();
+
   pid_t pid_ = -1;
+  std::string config_path_;  // written by Start, removed by Stop
 };
 
 // Removes iceoryx's leftovers (shared-memory segments, lock and socket files) after a RouDi died.

@@ -13,7 +13,7 @@
 #include "nodes/component.h"
 #include "transport/messages.h"
 #if RADIXSERVE_HAVE_CUDA
-#include "core/model/cuda_model.h"
+#include "nodes/worker/cuda_module.h"
 #endif
 
 namespace radixserve::nodes {
@@ -56,13 +56,13 @@ Result<std::unique_ptr<model::ModelBackend>> WorkerNode::LoadBackend(std::shared
     if (options.collective != nullptr || options.layer_begin != 0 || options.layer_end != -1)
       return Status::Unsupported("device:=cuda runs a whole model in one worker: no tp_size or pp_size above 1 yet");
 #if RADIXSERVE_HAVE_CUDA
-    model::CudaModelOptions co;
+    CudaBackendOptions co;
     co.num_slots = num_slots;
     co.kv_type = options.kv_type;
     co.decode_graphs = params().GetBool("cuda_graphs");
-    auto m = model::CudaModel::Load(std::move(file), co);
+    auto m = LoadCudaBackend(std::move(file), co);
     if (!m.ok()) return Status(m.status().code(), "device:=cuda: " + m.status().message());
-    return std::unique_ptr<model::ModelBackend>(std::move(m).value());
+    return std::move(m).value();
 #else
     return Status::Unsupported("device:=cuda: this radixserve was built without the CUDA backend (no nvcc at build "
                                "time; README, section GPU)");

@@ -113,6 +113,41 @@ TEST(LaunchMemoryBudget, KvTypeTheModelCannotHoldIsRefused) {
   }
 }
 
+// The "RouDi pools X MiB" of the KV line.
+double RouDiPoolsMiB(const std::string& out) {
+  std::smatch m;
+  const std::string line = KvLine(out);
+  return std::regex_search(line, m, std::regex(R"(RouDi pools ([0-9.]+) MiB)")) ? std::stod(m[1]) : -1.0;
+}
+
+// max_running_requests:= (as llama.cpp's -np) reaches the scheduler and the worker and sizes
+// RouDi's pools: one request at a time needs smaller ones than the default 256, and serves.
+TEST(LaunchMemoryBudget, MaxRunningRequestsSizesRouDisPools) {
+  double one = -1, all = -1;
+  {
+    Launcher launcher;
+    int port = pipeline_test::PickFreePort();
+    ASSERT_TRUE(launcher.Start(LaunchOf(LaunchDir() + "/edge.yaml", Args(port, {"kv_tokens:=1000", "max_running_requests:=1"})))
+                    .ok())
+        << launcher.Output();
+    one = RouDiPoolsMiB(launcher.Output());
+    CompletionResult r = Complete(port, "Once upon a time", 8);
+    EXPECT_EQ(r.status, 200) << Describe(r);
+  }
+  {
+    Launcher launcher;
+    int port = pipeline_test::PickFreePort();
+    ASSERT_TRUE(launcher.Start(LaunchOf(LaunchDir() + "/edge.yaml", Args(port, {"kv_tokens:=1000"}))).ok())
+        << launcher.Output();
+    all = RouDiPoolsMiB(launcher.Output());
+  }
+  EXPECT_GT(one, 0.0);
+  EXPECT_LT(one, all);
+  Launcher launcher;
+  ExpectStartupFailure(launcher, LaunchOf(LaunchDir() + "/edge.yaml", Args(0, {"max_running_requests:=0"})),
+                       {"max_running_requests:=0 is not a positive integer (requests at once)"});
+}
+
 TEST(LaunchMemoryBudget, DefaultLineStatesItsArithmetic) {
   Launcher launcher;
   int port = pipeline_test::PickFreePort();

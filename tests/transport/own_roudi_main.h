@@ -1,6 +1,6 @@
 // The main() of a transport test that needs a RouDi of its own: waits until no other RouDi runs,
 // starts one (with the robust-IPC preload, as radixserve does), runs the tests in a child process
-// that registers with it, then stops it and checks it is gone.
+// that registers with it, then stops it and checks it is gone, config file included.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -38,6 +38,10 @@ inline int RunTestsWithOwnRouDi(int argc, char** argv, const std::string& config
   roudi.Stop();
   if (RouDiRunning()) {
     std::fprintf(stderr, "RouDi still running after Stop()\n");
+    return 1;
+  }
+  if (std::filesystem::exists(cfg)) {
+    std::fprintf(stderr, "RouDi's config %s left behind after Stop()\n", cfg.c_str());
     return 1;
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
