@@ -129,8 +129,12 @@ MessageBounds ComputeMessageBounds(const PipelineLimits& l) {
                                                                .cache_salt_bytes = uint64_t(api.max_key_bytes),
                                                                .routing_key_bytes = uint64_t(api.max_key_bytes),
                                                                .grammar_bytes = uint64_t(api.grammar.max_source_bytes)});
+  // Prefix patches and histories: kMaxBatchPrefixIds for the new requests, plus a first request
+  // admitted whole past it and a chunked request's row resynced after its chunk's cache insert.
+  const uint64_t prefix_ids = uint64_t(sched::kMaxBatchPrefixIds) + 2 * Cslots + C;
   b.forward_batch = transport::ForwardBatchMsg::Bytes(
-      {.reqs = R, .tokens = T, .prefix_slots = Bp * Cslots, .released_rids = R, .history_ids = Bp * C,
+      {.reqs = R, .tokens = T, .prefix_slots = std::min(Bp * Cslots, prefix_ids), .released_rids = R,
+       .history_ids = std::min(Bp * C, prefix_ids),
        .grammar_bytes = sched::kMaxBatchGrammarBytes + uint64_t(api.grammar.max_source_bytes)});
   b.forward_result = transport::ForwardResultMsg::Bytes({.reqs = R,
                                                          .logprobs = R,

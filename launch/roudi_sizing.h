@@ -12,7 +12,8 @@
 //   TokenizedRequest  a C-token prompt with the api's most stop ids/strings
 //   ForwardBatch      R request entries, T input ids and cache slots, and for each of
 //                     min(R, P) new requests a C-slot prefix patch and a C-token history
-//                     (shared radix prefixes are repeated per request, so KV size does not cap them)
+//                     (shared radix prefixes are repeated per request, so KV size does not cap them),
+//                     at most sched::kMaxBatchPrefixIds + 2 C + C of each (admission's cap)
 //   ForwardResult     R next ids and logprobs with 20 top logprobs each
 //   BatchTokenIdOut   R entries; unsent output ids are distinct KV tokens, so at most
 //   BatchStrOut       U = min(R*C, max_total_tokens) ids in total (+5 context ids per entry),

@@ -115,10 +115,17 @@ AddReqResult PrefillAdder::AddOneReq(Req* req) {
   AddReqResult verdict = AddReqResult::kContinue;
   // The grammar a request's first sampled step carries counts against the batch's message budget.
   const int64_t grammar_bytes = req->grammar.active() && !req->worker_state ? req->grammar.text.size() : 0;
+  // So do the prefix slots its worker row lacks and the history its first sampled step carries
+  // (batch_preparer.cc Emit).
+  const bool carries_history = !req->worker_state && (req->sampling.has_penalties() || req->grammar.active());
+  const int64_t prefix_ids = prefix - std::min<int64_t>(req->worker_synced_len, prefix) +
+                             (carries_history ? std::min<int64_t>(prefix, req->seq_len()) : 0);
   if (total_tokens >= rem_total_tokens()) {
     verdict = AddReqResult::kNoToken;
   } else if (grammar_bytes > 0 && !can_run_->empty() &&
              grammar_bytes_ + grammar_bytes > static_cast<int64_t>(kMaxBatchGrammarBytes)) {
+    verdict = AddReqResult::kOther;
+  } else if (prefix_ids > 0 && !can_run_->empty() && prefix_ids_ + prefix_ids > kMaxBatchPrefixIds) {
     verdict = AddReqResult::kOther;
   } else if (req->sampling.ignore_eos && !cache_->shares_prefixes() && !IgnoreEosSimulationFits(*req, extend)) {
     verdict = AddReqResult::kNoToken;
@@ -149,6 +156,7 @@ AddReqResult PrefillAdder::AddOneReq(Req* req) {
   cache_->DecLockRef(req->last_node);
   if (verdict != AddReqResult::kContinue) return verdict;
   grammar_bytes_ += grammar_bytes;
+  prefix_ids_ += prefix_ids;
   return BudgetState();
 }
 

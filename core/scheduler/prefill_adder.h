@@ -82,6 +82,7 @@ class PrefillAdder {
   int64_t cur_offset_ = 0;
   int64_t rem_input_tokens_ = 0;
   int64_t grammar_bytes_ = 0;  // grammar text the batch's new requests carry (kMaxBatchGrammarBytes)
+  int64_t prefix_ids_ = 0;     // prefix slots and history the batch's new requests carry (kMaxBatchPrefixIds)
   int64_t rem_chunk_tokens_ = 0;
 };
 

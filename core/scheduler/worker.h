@@ -54,6 +54,12 @@ struct ForwardReq {
 // it (plus one more grammar: a chunked request's last chunk is not admitted again).
 inline constexpr size_t kMaxBatchGrammarBytes = 96u << 10;
 
+// The prefix ids one prefill batch may carry for its new requests: the radix-cached prefix slots
+// the worker's request row lacks, and the token history of requests with penalties or a grammar.
+// Admission stops adding such requests past it (the first is always admitted), so that RouDi's
+// chunks are sized for this, not for max_running_requests full contexts (65,536 ids: 256 KiB).
+inline constexpr int64_t kMaxBatchPrefixIds = int64_t{64} << 10;
+
 struct ForwardBatch {
   uint64_t batch_id = 0;
   ForwardMode mode = ForwardMode::kIdle;

@@ -112,7 +112,7 @@ TEST(ShippedFilesTest, EdgeRunsFourProcessesInStartOrder) {
                                                     "default", "--process-name", "radixserve_worker", "-p",
                                                     "model:=/models/m.gguf", "-p", "device:=cpu", "-p", "cuda_graphs:=false", "-p",
                                                     "threads:=4", "-p",
-                                                    "context:=0"}));
+                                                    "context:=0", "-p", "kv_type:=auto"}));
   const ProcessPlan* sched = plan->Find("scheduler");
   EXPECT_EQ(sched->nodes[0].Param("policy"), "fcfs");
   EXPECT_EQ(sched->nodes[0].Param("cache"), "chunk");
@@ -120,7 +120,8 @@ TEST(ShippedFilesTest, EdgeRunsFourProcessesInStartOrder) {
   EXPECT_EQ(plan->args.at("threads"), "4");
   EXPECT_EQ(plan->args.at("device"), "cpu");
   EXPECT_EQ(plan->args.at("cuda_graphs"), "false");
-  EXPECT_EQ(plan->args.size(), 9u);
+  EXPECT_EQ(plan->args.at("kv_type"), "auto");
+  EXPECT_EQ(plan->args.size(), 10u);
 }
 
 TEST(ShippedFilesTest, EdgeDefaults) {
@@ -148,7 +149,7 @@ TEST(ShippedFilesTest, CompactRunsOneContainer) {
                         "/opt/rs/bin/radixserve", "container", "-n", "detokenizer:detokenizer", "-n", "worker:worker",
                         "-n", "scheduler:scheduler", "-n", "api:api", "--namespace", "default", "--process-name",
                         "radixserve_radixserve", "-p", "detokenizer.model:=m.gguf", "-p", "worker.model:=m.gguf", "-p",
-                        "worker.device:=cpu", "-p", "worker.cuda_graphs:=false", "-p", "worker.threads:=3", "-p", "worker.context:=0", "-p", "scheduler.model:=m.gguf", "-p",
+                        "worker.device:=cpu", "-p", "worker.cuda_graphs:=false", "-p", "worker.threads:=3", "-p", "worker.context:=0", "-p", "worker.kv_type:=auto", "-p", "scheduler.model:=m.gguf", "-p",
                         "scheduler.policy:=lpm", "-p", "scheduler.cache:=radix", "-p", "scheduler.context:=0", "-p",
                         "api.model:=m.gguf", "-p", "api.port:=30000", "-p", "api.drain_timeout_s:=30", "-p",
                         "api.context:=0",

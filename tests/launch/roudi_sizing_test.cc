@@ -14,6 +14,7 @@
 #include "launch/roudi_sizing.h"
 
 #include "core/scheduler/scheduler_config.h"
+#include "core/scheduler/worker.h"
 #include "transport/messages.h"
 
 namespace radixserve::launch {
@@ -133,6 +134,18 @@ TEST_F(RouDiSizingTest, BoundsFollowTheDocumentedFormulas) {
   EXPECT_EQ(capped.batch_token_id_out,
             MessageSize<transport::BatchTokenIdOutMsg>(
                 {R * sizeof(transport::OutputEntry), (300 + 5 * R) * 4, 300 * 4, 300 * 4, R * 256, 300 * 80, 300 * 80}));
+
+  // Many new requests of a long context: admission caps the prefix ids a prefill batch carries
+  // (sched::kMaxBatchPrefixIds, plus a first request whole and a chunked request's resync), not
+  // max_running_requests contexts: 256 x 4096 would be 4 MiB of each.
+  PipelineLimits many = l;
+  many.context_length = 4096;
+  many.max_running_requests = 256;
+  many.max_total_tokens = 100000;
+  const size_t L = sched::kMaxBatchPrefixIds + 3 * 4096, Rm = 256, Tm = 4096 + 256;  // unchunked: P = C
+  EXPECT_EQ(ComputeMessageBounds(many).forward_batch,
+            MessageSize<transport::ForwardBatchMsg>(
+                {Rm * sizeof(transport::ForwardReqWire), Tm * 4, Tm * 4, L * 4, Rm * 8, L * 4, 2 * G}));
 }
 
 TEST_F(RouDiSizingTest, ConfigCarriesTheLargestMessage) {
@@ -195,7 +208,9 @@ TEST_F(RouDiSizingTest, ContextIsTheServedOneNotTheFilesMaximum) {
   auto whole = PipelineLimitsFromPlan(plan_with({{"context", "131072"}}));
   ASSERT_TRUE(whole.ok()) << whole.status().message();
   EXPECT_EQ(whole->context_length, 131072);
-  EXPECT_GT(ComputeMessageBounds(*whole).largest(), ComputeMessageBounds(*by_default).largest());
+  // A prompt and a batch's prefix patches grow with the context (outputs with the KV pool).
+  EXPECT_GT(ComputeMessageBounds(*whole).tokenized_request, ComputeMessageBounds(*by_default).tokenized_request);
+  EXPECT_GT(ComputeMessageBounds(*whole).forward_batch, ComputeMessageBounds(*by_default).forward_batch);
   auto too_long = PipelineLimitsFromPlan(plan_with({{"context", "131073"}}));
   ASSERT_FALSE(too_long.ok());
   EXPECT_NE(too_long.status().message().find("context 131073 exceeds the model's context length 131072"),

@@ -187,6 +187,51 @@ TEST(RequestLifetimeRecord, GrammarsTravelOnceAndABatchCarriesABoundedAmount) {
   EXPECT_GE(rec.largest_batch, 2 * kText);  // two did share a batch
 }
 
+// New requests that share a long cached prefix each carry it to the worker (the slots their row
+// lacks): a prefill batch admits them only while those prefixes fit kMaxBatchPrefixIds (the first
+// always), so the batch message is bounded by that, not by max_running_requests full contexts.
+TEST(RequestLifetimeRecord, CachedPrefixesABatchCarriesAreBounded) {
+  SchedulerConfig c = LifetimeConfig({"normal", false, false});
+  constexpr int kPrefix = 25000;  // two fit the cap (50,000 ids), a third does not (75,000)
+  c.max_total_tokens = 4 * kPrefix;
+  c.max_req_len = kPrefix + 64;
+  c.chunked_prefill_size = 4096;
+  c.max_prefill_tokens = 4096;
+  const FakeWorkerOptions wopt = FakeWorkerFor(c);
+  c.eos_token_ids = {wopt.eos_id};
+  FakeWorker fake(wopt);
+  struct PrefixRecorder final : public Worker {
+    Worker* inner;
+    size_t largest_batch = 0;  // prefix slots and history ids of one batch
+    Status Forward(const ForwardBatch& batch, ForwardResult* result) override {
+      largest_batch = std::max(largest_batch, batch.prefix_slots.size() + batch.history_ids.size());
+      return inner->Forward(batch, result);
+    }
+  } rec;
+  rec.inner = &fake;
+  Scheduler s(c, &rec, OwnCache(std::make_unique<RadixCache>()), OwnPolicy(std::make_unique<FcfsPolicy>()), nullptr,
+              testing::Detok);
+  const std::vector<int32_t> shared = Prompt(1, kPrefix);
+  TokenizedRequest warm;
+  warm.rid = 1;
+  warm.input_ids = shared;
+  warm.sampling.max_new_tokens = 1;
+  warm.sampling.ignore_eos = true;
+  s.Submit(warm);
+  ASSERT_TRUE(s.RunUntilIdle(100000).ok());
+  for (uint64_t rid = 2; rid <= 5; ++rid) {
+    TokenizedRequest r = warm;
+    r.rid = rid;
+    const std::vector<int32_t> tail = Prompt(static_cast<int>(rid), 8);
+    r.input_ids.insert(r.input_ids.end(), tail.begin(), tail.end());
+    s.Submit(r);
+  }
+  ASSERT_TRUE(s.RunUntilIdle(100000).ok());
+  EXPECT_LE(rec.largest_batch, static_cast<size_t>(kMaxBatchPrefixIds));
+  EXPECT_GE(rec.largest_batch, static_cast<size_t>(2 * (kPrefix - 64)));  // two did share a batch
+  EXPECT_EQ(fake.live_states(), 0u);
+}
+
 // The worker dies mid-run and a new one takes over: requests recompute on it and send their state
 // records again; the new worker never sees a release for a state the old one held.
 TEST(RequestLifetimeRecord, ANewWorkerGetsEveryRecordAgain) {
