@@ -13,7 +13,8 @@
 // --files measures the given GGUF files (for example llama-quantize's) instead of generating.
 // One-sequence decode reads every weight once per token, so it is bounded by the memory read
 // bandwidth: the program measures that first (a streaming read of --bandwidth-mib MiB on the same
-// threads; 0 skips it) and ends each row with the weight bytes a token reads and the bound they give.
+// threads; 0 skips it) and ends each row with the weight bytes a token reads and the bound they give
+// (of a mixture of experts: the bytes of the experts a token uses, not of all of them).
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -27,6 +28,8 @@
 
 #include "core/gguf/gguf_reader.h"
 #include "core/model/llama_model.h"
+#include "core/model/moe.h"
+#include "core/model/weights.h"
 #include "kernels/cpu/cpu_features.h"
 #include "core/modelgen/model_generator.h"
 
@@ -73,12 +76,25 @@ double ReadBandwidth(int threads, int64_t mib) {
 }
 
 // The weight bytes one token reads: every tensor but the embedding table (one row per token),
-// unless the output projection is that table (tied embeddings).
+// unless the output projection is that table (tied embeddings); of a mixture of experts, only the
+// experts_used experts' slabs of each layer (moe.h MoeWeightBytes), not all experts.
 uint64_t WeightBytesPerToken(const gguf::GgufFile& file) {
   const bool tied = file.FindTensor("output.weight") == nullptr;
   uint64_t bytes = 0;
   for (const gguf::TensorInfo& t : file.tensors())
     if (tied || t.name != "token_embd.weight") bytes += t.num_bytes();
+  auto config = model::LlamaConfig::FromGguf(file);
+  if (config.ok() && config->moe()) {
+    auto weights = model::LoadLlamaWeights(file, *config);
+    if (weights.ok()) {
+      for (const model::LayerWeights& l : weights->layers) {
+        const model::MoeWeights moe{l.router, l.exp_gate, l.exp_up, l.exp_down,
+                                    config->num_experts, config->experts_used, config->expert_ffn_dim};
+        const model::MoeBytes b = model::MoeWeightBytes(moe);
+        bytes = bytes - static_cast<uint64_t>(b.all) + static_cast<uint64_t>(b.active);
+      }
+    }
+  }
   return bytes;
 }
 
