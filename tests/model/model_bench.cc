@@ -8,7 +8,7 @@
 // zeros rather than prefilling thousands of tokens first.
 //
 // usage: model_bench [--types f32,f16,q8_0] [--threads 2] [--prefill 512]
-//                    [--batches 1,4,16,32] [--cached 128,512] [--dir /tmp] [--size medium] [--kv f32|f16]
+//                    [--batches 1,4,16,32] [--cached 128,512] [--dir /tmp] [--size medium] [--kv f32|f16|q8_0|q4_0]
 //                    [--repeat N] [--files a.gguf,b.gguf] [--bandwidth-mib 1024]
 // --files measures the given GGUF files (for example llama-quantize's) instead of generating.
 // One-sequence decode reads every weight once per token, so it is bounded by the memory read
@@ -130,6 +130,11 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  const Result<model::KvType> kv_type = model::ParseKvType(kv);
+  if (!kv_type.ok()) {
+    std::fprintf(stderr, "--kv: %s\n", kv_type.status().message().c_str());
+    return 2;
+  }
   std::printf("%s\n", kernels::SystemInfo().c_str());
   const double bandwidth = bandwidth_mib > 0 ? ReadBandwidth(threads, bandwidth_mib) : 0.0;
   if (bandwidth > 0)
@@ -165,7 +170,7 @@ int main(int argc, char** argv) {
     if (!file.ok()) return Fail(file.status());
     const uint64_t weight_bytes = WeightBytesPerToken(**file);
     auto model = model::LlamaModel::Load(std::shared_ptr<const gguf::GgufFile>(std::move(file).value()),
-                                         model::ModelOptions{threads, kv == "f16" ? model::KvType::kF16 : model::KvType::kF32});
+                                         model::ModelOptions{threads, *kv_type});
     if (!model.ok()) return Fail(model.status());
     model::LlamaModel& m = **model;
     const int vocab_size = m.config().vocab_size;
