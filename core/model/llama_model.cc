@@ -66,29 +66,6 @@ void GeluF16TableMul(const float* gate, const float* up, float* out, int64_t n) 
   }
 }
 
-// Widened rows of the soft-capped attention below: up to this head size on the stack.
-constexpr int kMaxSoftcapHeadDim = 512;
-
-// kernels::AttendSlots with gemma2's attention-logit soft-cap between the scaled dot products and
-// the softmax: s = cap * tanh(s / cap), as llama.cpp computes it (scale by 1/cap, tanh, scale by cap).
-void AttendSlotsSoftcapped(const float* q, int group, const kernels::KvLayerView& kv, int kv_head,
-                           const int32_t* slots, int64_t n_keys, int head_dim, float scale, float cap, float* scores,
-                           float* out) {
-  float row[kMaxSoftcapHeadDim];
-  const float inv_cap = 1.0f / cap;
-  for (int64_t j = 0; j < n_keys; ++j) {
-    const float* k = kernels::KvRowF32(kv.k, kv, kv_head, slots[j], head_dim, row);
-    for (int g = 0; g < group; ++g)
-      scores[g * n_keys + j] = cap * std::tanh(kernels::DotF32(q + g * head_dim, k, head_dim) * scale * inv_cap);
-  }
-  for (int g = 0; g < group; ++g) kernels::Softmax(scores + g * n_keys, n_keys);
-  std::fill(out, out + static_cast<int64_t>(group) * head_dim, 0.0f);
-  for (int64_t j = 0; j < n_keys; ++j) {
-    const float* v = kernels::KvRowF32(kv.v, kv, kv_head, slots[j], head_dim, row);
-    for (int g = 0; g < group; ++g) kernels::Axpy(scores[g * n_keys + j], v, out + g * head_dim, head_dim);
-  }
-}
-
 }  // namespace
 
 LlamaModel::~LlamaModel() = default;
@@ -106,10 +83,6 @@ Result<std::unique_ptr<LlamaModel>> LlamaModel::Load(std::shared_ptr<const gguf:
   RS_ASSIGN_OR_RETURN(m->served_context_, ServedContext(*m->file_, options.context));
   if (Status fits = CheckKvTypeFits(m->kv_type_, m->config_.head_dim); !fits.ok())
     return Status(fits.code(), m->file_->name() + ": " + fits.message());
-  if (m->config_.attn_softcap > 0.0f && m->config_.head_dim > kMaxSoftcapHeadDim)
-    return Status::Unsupported(m->file_->name() + ": attention soft-capping with head size " +
-                               std::to_string(m->config_.head_dim) + " (at most " +
-                               std::to_string(kMaxSoftcapHeadDim) + ")");
   m->collective_ = options.collective;
   const int rank = m->collective_ ? m->collective_->rank() : 0, size = m->collective_ ? m->collective_->size() : 1;
   if (m->config_.moe() && size > 1)
@@ -226,13 +199,8 @@ void LlamaModel::Attention(int layer, std::span<const SequenceInput> seqs, KvCac
     // A local layer's sliding window keeps the keys with pos_q - pos_k < window.
     const int64_t first = local ? std::max<int64_t>(0, n_keys - c.sliding_window) : 0;
     const int64_t off = t * qd + static_cast<int64_t>(h) * group * hd;
-    if (c.attn_softcap > 0.0f) {
-      AttendSlotsSoftcapped(q + off, group, view, h, in.slots.data() + first, n_keys - first, hd, scale,
-                            c.attn_softcap, ws.scores[thread].data(), out + off);
-      return;
-    }
     kernels::AttendSlots(q + off, group, view, h, in.slots.data() + first, n_keys - first, hd, scale,
-                         ws.scores[thread].data(), out + off);
+                         ws.scores[thread].data(), out + off, c.attn_softcap);
   });
 }
 

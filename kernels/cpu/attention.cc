@@ -46,7 +46,7 @@ inline __m512 Load16(const uint8_t* row, int c) {
 // and value row is loaded once for all G heads.
 template <WeightType kT, int V, int G>
 void AttendSlotsTiled(const float* q, const KvLayerView& kv, int kv_head, const int32_t* slots, int64_t n_keys,
-                      float scale, float* scores, float* out) {
+                      float scale, float softcap, float* scores, float* out) {
   constexpr int kHd = 16 * V;
   constexpr int kLines = static_cast<int>((KvBytes(kT, kHd) + 63) / 64);  // cache lines per row
   // Row addresses as one multiply-add: slot_stride and head offsets are whole blocks.
@@ -71,6 +71,8 @@ void AttendSlotsTiled(const float* q, const KvLayerView& kv, int kv_head, const 
       scores[g * n_keys + j] = simd::HorizontalSum(acc);
     }
   }
+  if (softcap > 0.0f)
+    for (int g = 0; g < G; ++g) SoftCap(scores + g * n_keys, n_keys, softcap);
   for (int g = 0; g < G; ++g) Softmax(scores + g * n_keys, n_keys);
   __m512 acc[G][V];
   for (int g = 0; g < G; ++g)
@@ -92,7 +94,7 @@ void AttendSlotsTiled(const float* q, const KvLayerView& kv, int kv_head, const 
     for (int c = 0; c < V; ++c) _mm512_storeu_ps(out + g * kHd + 16 * c, acc[g][c]);
 }
 
-using TiledFn = void (*)(const float*, const KvLayerView&, int, const int32_t*, int64_t, float, float*, float*);
+using TiledFn = void (*)(const float*, const KvLayerView&, int, const int32_t*, int64_t, float, float, float*, float*);
 
 template <WeightType kT>
 TiledFn PickTiledOf(int head_dim, int group) {
@@ -138,7 +140,7 @@ const float* KvRowF32(const void* base, const KvLayerView& kv, int kv_head, int3
 }
 
 void AttendSlots(const float* q, int group, const KvLayerView& kv, int kv_head, const int32_t* slots,
-                 int64_t n_keys, int head_dim, float scale, float* scores, float* out) {
+                 int64_t n_keys, int head_dim, float scale, float* scores, float* out, float softcap) {
 #if RS_HAVE_AVX512
   // Register tiles hold up to 4 heads: a wider group runs as chunks of 4 (each reads the rows again,
   // from cache), so that groups of 6 to 8 (Qwen2.5, TinyLlama) keep the tiled kernel.
@@ -146,20 +148,22 @@ void AttendSlots(const float* q, int group, const KvLayerView& kv, int kv_head, 
   if (PickTiled(kv.type, head_dim, std::min(group, kMaxTileGroup)) != nullptr) {
     for (int g0 = 0; g0 < group; g0 += kMaxTileGroup) {
       const int gn = std::min(kMaxTileGroup, group - g0);
-      PickTiled(kv.type, head_dim, gn)(q + g0 * head_dim, kv, kv_head, slots, n_keys, scale, scores + g0 * n_keys,
-                                       out + g0 * head_dim);
+      PickTiled(kv.type, head_dim, gn)(q + g0 * head_dim, kv, kv_head, slots, n_keys, scale, softcap,
+                                       scores + g0 * n_keys, out + g0 * head_dim);
     }
     return;
   }
 #endif
   if (kv.type != WeightType::kF32 && head_dim > kMaxWidenedHeadDim)
-    return ref::AttendSlots(q, group, kv, kv_head, slots, n_keys, head_dim, scale, scores, out);
+    return ref::AttendSlots(q, group, kv, kv_head, slots, n_keys, head_dim, scale, scores, out, softcap);
   float row[kMaxWidenedHeadDim];
   // Scores: each key row is read (and widened or dequantised) once for all heads of the group.
   for (int64_t j = 0; j < n_keys; ++j) {
     const float* k = KvRowF32(kv.k, kv, kv_head, slots[j], head_dim, row);
     for (int g = 0; g < group; ++g) scores[g * n_keys + j] = DotF32(q + g * head_dim, k, head_dim) * scale;
   }
+  if (softcap > 0.0f)
+    for (int g = 0; g < group; ++g) SoftCap(scores + g * n_keys, n_keys, softcap);
   for (int g = 0; g < group; ++g) Softmax(scores + g * n_keys, n_keys);
   std::fill(out, out + static_cast<int64_t>(group) * head_dim, 0.0f);
   for (int64_t j = 0; j < n_keys; ++j) {

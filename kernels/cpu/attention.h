@@ -43,15 +43,17 @@ const float* KvRowF32(const void* base, const KvLayerView& kv, int kv_head, int3
 
 // For `group` query heads that share kv head `kv_head`: q is [group][head_dim]
 // (heads contiguous), keys are slots[0..n_keys). Writes out[group][head_dim].
-// scores must hold group * n_keys floats.
+// scores must hold group * n_keys floats. softcap > 0: each scaled score s becomes
+// softcap * tanh(s / softcap) before the softmax (gemma2's attention-logit soft-capping, in
+// llama.cpp's order of operations).
 void AttendSlots(const float* q, int group, const KvLayerView& kv, int kv_head, const int32_t* slots,
-                 int64_t n_keys, int head_dim, float scale, float* scores, float* out);
+                 int64_t n_keys, int head_dim, float scale, float* scores, float* out, float softcap = 0.0f);
 
 RS_KERNELS_END
 
 namespace ref {
 void AttendSlots(const float* q, int group, const KvLayerView& kv, int kv_head, const int32_t* slots,
-                 int64_t n_keys, int head_dim, float scale, float* scores, float* out);
+                 int64_t n_keys, int head_dim, float scale, float* scores, float* out, float softcap = 0.0f);
 }  // namespace ref
 
 }  // namespace radixserve::kernels

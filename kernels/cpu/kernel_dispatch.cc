@@ -140,6 +140,7 @@ void Axpy(float a, const float* x, float* y, int64_t n) { K().axpy(a, x, y, n); 
 void RmsNorm(const float* x, const float* w, float eps, float* y, int64_t n) { K().rms_norm(x, w, eps, y, n); }
 void SiluMul(const float* gate, const float* up, float* out, int64_t n) { K().silu_mul(gate, up, out, n); }
 void Softmax(float* x, int64_t n) { K().softmax(x, n); }
+void SoftCap(float* x, int64_t n, float cap) { K().soft_cap(x, n, cap); }
 void RopeNorm(float* x, int num_heads, int head_dim, int rot_dim, const float* cos_sin) {
   K().rope_norm(x, num_heads, head_dim, rot_dim, cos_sin);
 }
@@ -157,8 +158,8 @@ const float* KvRowF32(const void* base, const KvLayerView& kv, int kv_head, int3
   return K().kv_row_f32(base, kv, kv_head, slot, head_dim, buf);
 }
 void AttendSlots(const float* q, int group, const KvLayerView& kv, int kv_head, const int32_t* slots, int64_t n_keys,
-                 int head_dim, float scale, float* scores, float* out) {
-  K().attend_slots(q, group, kv, kv_head, slots, n_keys, head_dim, scale, scores, out);
+                 int head_dim, float scale, float* scores, float* out, float softcap) {
+  K().attend_slots(q, group, kv, kv_head, slots, n_keys, head_dim, scale, scores, out, softcap);
 }
 void ConvertF16ToF32(const uint16_t* src, float* dst, int64_t n) { K().convert_f16_to_f32(src, dst, n); }
 void ConvertF32ToF16(const float* src, uint16_t* dst, int64_t n) { K().convert_f32_to_f16(src, dst, n); }

@@ -44,6 +44,7 @@ struct KernelTable {
   void (*rms_norm)(const float*, const float*, float, float*, int64_t);
   void (*silu_mul)(const float*, const float*, float*, int64_t);
   void (*softmax)(float*, int64_t);
+  void (*soft_cap)(float*, int64_t, float);
   void (*rope_norm)(float*, int, int, int, const float*);
   void (*rope_neox)(float*, int, int, int, const float*);
   void (*gelu_mul)(const float*, const float*, float*, int64_t);
@@ -53,7 +54,7 @@ struct KernelTable {
   float (*dot_q8_0)(const BlockQ8_0*, const BlockQ8_0*, int64_t);
   const float* (*kv_row_f32)(const void*, const KvLayerView&, int, int32_t, int, float*);
   void (*attend_slots)(const float*, int, const KvLayerView&, int, const int32_t*, int64_t, int, float, float*,
-                       float*);
+                       float*, float);
   void (*convert_f16_to_f32)(const uint16_t*, float*, int64_t);
   void (*convert_f32_to_f16)(const float*, uint16_t*, int64_t);
   void (*convert_bf16_to_f32)(const uint16_t*, float*, int64_t);

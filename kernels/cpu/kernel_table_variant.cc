@@ -14,7 +14,7 @@ RS_KERNELS_BEGIN
 namespace {
 constexpr KernelTable kTable = {
     RS_KERNEL_SET_NAME, &DotF32,           &DotF16F32,        &DotBf16F32,       &Axpy,
-    &RmsNorm,           &SiluMul,          &Softmax,          &RopeNorm,         &RopeNeox,         &GeluMul,          &QuantizeRowQ8_0,
+    &RmsNorm,           &SiluMul,          &Softmax,          &SoftCap,          &RopeNorm,         &RopeNeox,         &GeluMul,          &QuantizeRowQ8_0,
     &QuantizeRowQ8Shared,
     &DequantizeRowQ8_0, &DotQ8_0,          &KvRowF32,         &AttendSlots,      &ConvertF16ToF32,  &ConvertF32ToF16,
     &ConvertBf16ToF32,  &ConvertF32ToBf16, &DequantizeBlocks, &GemmInt8Supports, &GemmInt8Rows,

@@ -58,6 +58,9 @@ void RmsNorm(const float* x, const float* w, float eps, float* y, int64_t n) {
 void SiluMul(const float* gate, const float* up, float* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
+void SoftCap(float* x, int64_t n, float cap) {
+  for (int64_t i = 0; i < n; ++i) x[i] = static_cast<float>(cap * std::tanh(static_cast<double>(x[i]) / cap));
+}
 void Softmax(float* x, int64_t n) {
   float mx = -INFINITY;
   for (int64_t i = 0; i < n; ++i) mx = std::fmax(mx, x[i]);
@@ -127,7 +130,7 @@ float DotQ8_0(const BlockQ8_0* a, const BlockQ8_0* b, int64_t n) {
 
 namespace ref {
 void AttendSlots(const float* q, int group, const KvLayerView& kv, int kv_head, const int32_t* slots,
-                 int64_t n_keys, int head_dim, float scale, float* scores, float* out) {
+                 int64_t n_keys, int head_dim, float scale, float* scores, float* out, float softcap) {
   const int64_t head_off = static_cast<int64_t>(kv_head) * head_dim;
   for (int g = 0; g < group; ++g) {
     float* s = scores + g * n_keys;
@@ -135,6 +138,7 @@ void AttendSlots(const float* q, int group, const KvLayerView& kv, int kv_head, 
       double dot = 0.0;
       for (int d = 0; d < head_dim; ++d) dot += double(q[g * head_dim + d]) * KvAt(kv.k, kv, slots[j], head_off + d);
       s[j] = static_cast<float>(dot) * scale;
+      if (softcap > 0.0f) s[j] = softcap * std::tanh(s[j] / softcap);
     }
     ref::Softmax(s, n_keys);
     float* o = out + g * head_dim;

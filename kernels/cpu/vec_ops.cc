@@ -189,6 +189,25 @@ void Softmax(float* x, int64_t n) {
   for (; i < n; ++i) x[i] *= inv;
 }
 
+void SoftCap(float* x, int64_t n, float cap) {
+  const float inv = 1.0f / cap;
+  int64_t i = 0;
+#if RS_HAVE_AVX2
+  // tanh(y) = sign(y) (1 - 2 / (exp(2|y|) + 1)): no overflow, and an absolute error of a few ulp
+  // of 1 where y is small (the scores' scale, which is what the softmax sees).
+  const __m256 vinv = _mm256_set1_ps(inv), vcap = _mm256_set1_ps(cap), one = _mm256_set1_ps(1.0f),
+               two = _mm256_set1_ps(2.0f), sign_bit = _mm256_set1_ps(-0.0f);
+  for (; i + 8 <= n; i += 8) {
+    const __m256 y = _mm256_mul_ps(_mm256_loadu_ps(x + i), vinv);
+    const __m256 ay = _mm256_andnot_ps(sign_bit, y);
+    const __m256 e = Exp8(_mm256_mul_ps(two, ay));
+    const __m256 t = _mm256_sub_ps(one, _mm256_div_ps(two, _mm256_add_ps(e, one)));
+    _mm256_storeu_ps(x + i, _mm256_mul_ps(vcap, _mm256_or_ps(t, _mm256_and_ps(sign_bit, y))));
+  }
+#endif
+  for (; i < n; ++i) x[i] = cap * std::tanh(x[i] * inv);
+}
+
 void RopeNorm(float* x, int num_heads, int head_dim, int rot_dim, const float* cos_sin) {
   ref::RopeNorm(x, num_heads, head_dim, rot_dim, cos_sin);  // tiny: the scalar loop vectorises well enough
 }

@@ -23,6 +23,9 @@ void RmsNorm(const float* x, const float* w, float eps, float* y, int64_t n);
 void SiluMul(const float* gate, const float* up, float* out, int64_t n);
 // In-place softmax over n values.
 void Softmax(float* x, int64_t n);
+// In-place soft-capping (gemma2's attention logits): x = cap * tanh(x / cap), as llama.cpp (scale
+// by 1/cap, tanh, scale by cap); within a few ulp of cap of std::tanh's.
+void SoftCap(float* x, int64_t n, float cap);
 // llama "NORM" rotary embedding, in place: for each head, pairs (x[2i], x[2i+1]),
 // i < rot_dim/2, are rotated by angle with cos_sin[2i] = cos, cos_sin[2i+1] = sin.
 // Dimensions past rot_dim are left as they are.
@@ -41,6 +44,7 @@ float DotBf16F32(const uint16_t* w, const float* x, int64_t n);
 void RmsNorm(const float* x, const float* w, float eps, float* y, int64_t n);
 void SiluMul(const float* gate, const float* up, float* out, int64_t n);
 void Softmax(float* x, int64_t n);
+void SoftCap(float* x, int64_t n, float cap);
 void RopeNorm(float* x, int num_heads, int head_dim, int rot_dim, const float* cos_sin);
 void RopeNeox(float* x, int num_heads, int head_dim, int rot_dim, const float* cos_sin);
 void GeluMul(const float* gate, const float* up, float* out, int64_t n);

@@ -143,6 +143,23 @@ TEST(VecOps, RmsNormSiluSoftmaxMatchReference) {
   EXPECT_TRUE(std::isfinite(y[3]) && std::isfinite(y[4]));
 }
 
+// gemma2's soft-capping: cap * tanh(x / cap) within a few ulp of the cap (the SIMD tanh is
+// 1 - 2 / (exp(2|x|) + 1)), odd, saturating at +-cap, over scores from tiny to far past the cap.
+TEST(VecOps, SoftCapMatchesReference) {
+  for (float cap : {4.0f, 50.0f}) {
+    std::vector<float> x;
+    for (int i = -300; i <= 300; ++i) x.push_back(cap * 0.02f * static_cast<float>(i) * std::abs(static_cast<float>(i)) / 300);
+    for (float tiny : {1e-6f, -3e-5f, 0.0f}) x.push_back(tiny);
+    std::vector<float> got = x, want = x;
+    SoftCap(got.data(), static_cast<int64_t>(got.size()), cap);
+    ref::SoftCap(want.data(), static_cast<int64_t>(want.size()), cap);
+    for (size_t i = 0; i < x.size(); ++i) {
+      EXPECT_NEAR(got[i], want[i], cap * 1e-6f) << "x " << x[i] << " cap " << cap;
+      EXPECT_LE(std::abs(got[i]), cap);
+    }
+  }
+}
+
 TEST(VecOps, RopeRotatesAdjacentPairsOnly) {
   const int heads = 2, hd = 8, rot = 4;
   std::vector<float> x = Random(heads * hd, 9), orig = x;
@@ -443,12 +460,15 @@ TEST_P(AttentionTest, MatchesReferenceOverScatteredSlots) {
     QuantizeBlocks(type, v.data(), vq.data(), v.size());
     KvLayerView view{kq.data(), vq.data(), kv_heads * hd, type};
     std::vector<float> scores(group * n_keys), out(group * hd), rout(group * hd);
-    AttendSlots(q.data(), group, view, 1, slots.data(), n_keys, hd, 0.25f, scores.data(), out.data());
-    ref::AttendSlots(q.data(), group, view, 1, slots.data(), n_keys, hd, 0.25f, scores.data(), rout.data());
-    // Same inputs (the stored keys/values are widened or dequantised exactly); scores, softmax and
-    // the weighted sum in another order: within a few hundred ulp of the output, 1e-5 relative to
-    // at least 1 (Q4_0's levels can reach past the values' range of 1).
-    for (int i = 0; i < group * hd; ++i) EXPECT_NEAR(out[i], rout[i], 1e-5f * std::max(1.0f, std::abs(rout[i])));
+    for (float softcap : {0.0f, 1.5f}) {  // gemma2's soft-capping, at a cap the scores reach
+      AttendSlots(q.data(), group, view, 1, slots.data(), n_keys, hd, 0.25f, scores.data(), out.data(), softcap);
+      ref::AttendSlots(q.data(), group, view, 1, slots.data(), n_keys, hd, 0.25f, scores.data(), rout.data(), softcap);
+      // Same inputs (the stored keys/values are widened or dequantised exactly); scores, softmax and
+      // the weighted sum in another order: within a few hundred ulp of the output, 1e-5 relative to
+      // at least 1 (Q4_0's levels can reach past the values' range of 1).
+      for (int i = 0; i < group * hd; ++i)
+        EXPECT_NEAR(out[i], rout[i], 1e-5f * std::max(1.0f, std::abs(rout[i]))) << "softcap " << softcap;
+    }
     // One key: the output is that key's stored value.
     AttendSlots(q.data(), group, view, 0, slots.data(), 1, hd, 0.25f, scores.data(), out.data());
     std::vector<float> stored(hd);
