@@ -138,8 +138,8 @@ void AttendSlots(const float* q, int group, const KvLayerView& kv, int kv_head, 
       double dot = 0.0;
       for (int d = 0; d < head_dim; ++d) dot += double(q[g * head_dim + d]) * KvAt(kv.k, kv, slots[j], head_off + d);
       s[j] = static_cast<float>(dot) * scale;
-      if (softcap > 0.0f) s[j] = softcap * std::tanh(s[j] / softcap);
     }
+    if (softcap > 0.0f) ref::SoftCap(s, n_keys, softcap);
     ref::Softmax(s, n_keys);
     float* o = out + g * head_dim;
     std::fill(o, o + head_dim, 0.0f);
