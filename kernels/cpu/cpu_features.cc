@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "kernels/cpu/blas.h"
+#include "kernels/cpu/gemm_float.h"
 #include "kernels/cpu/gemm_int8.h"
 #include "kernels/cpu/kernel_set.h"
 #include "kernels/cpu/simd.h"
@@ -145,8 +146,14 @@ std::string SystemInfo() {
   s += std::string(" | quantised prefill: ") +
        (!GemmInt8Supports(WeightType::kQ8_0)                   ? "int8 dot products streamed per row"
         : ActiveKernelSet() == std::string_view("avx512-amx")  ? "int8 AMX tiles (TDPBSUD)"
-        : ActiveKernelSet() == std::string_view("avx512-vnni") ? "int8 VNNI GEMM"
+        : ActiveKernelSet() == std::string_view("avx512-vnni") ||
+                ActiveKernelSet() == std::string_view("avx512-bf16") ? "int8 VNNI GEMM"
                                                                 : "int8 AVX2 GEMM (maddubs)");
+  // The prefill path of float weights.
+  s += std::string(" | float prefill: ") +
+       (!GemmFloatSupports(WeightType::kF16)    ? "OpenBLAS sgemm on F32 tiles"
+        : GemmFloatRoundsActivationsToBf16() ? "AVX-512 GEMM (BF16 weights: vdpbf16ps)"
+                                             : "AVX-512 GEMM");
   // AMX the CPU has but Linux did not grant: say so, rather than run VNNI silently.
   if (f.amx_int8 && f.amx_tile && !AmxTilesPermitted()) s += " (AMX present, not granted by the OS)";
   return s;

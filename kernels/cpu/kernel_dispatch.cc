@@ -6,6 +6,7 @@
 
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/convert.h"
+#include "kernels/cpu/gemm_float.h"
 #include "kernels/cpu/gemm_int8.h"
 #include "kernels/cpu/gemm_int8_amx.h"
 #include "kernels/cpu/cpu_features.h"
@@ -29,10 +30,23 @@ struct KernelSet {
   bool (*runs)(const CpuFeatures&);
 };
 
-// The VNNI set with its int8 GEMM on AMX tiles.
-const KernelTable* AmxTable() {
+// The VNNI set with its float GEMM compiled for AVX-512 BF16.
+const KernelTable* Bf16Table() {
   static const KernelTable table = [] {
     KernelTable t = *radixserve_kernels_avx512_vnni();
+    t.name = "avx512-bf16";
+    t.gemm_float_supports = &radixserve_gemm_float_supports_bf16;
+    t.gemm_float_pack_x = &radixserve_gemm_float_pack_x_bf16;
+    t.gemm_float_rows = &radixserve_gemm_float_rows_bf16;
+    return t;
+  }();
+  return &table;
+}
+
+// The BF16 set with its int8 GEMM on AMX tiles (every CPU with AMX has AVX-512 BF16).
+const KernelTable* AmxTable() {
+  static const KernelTable table = [] {
+    KernelTable t = *Bf16Table();
     t.name = "avx512-amx";
     t.gemm_int8_rows = &radixserve_gemm_int8_rows_amx;
     return t;
@@ -48,9 +62,13 @@ const KernelSet* Sets(size_t* n) {
       {radixserve_kernels_avx512(), [](const CpuFeatures& f) { return f.avx2 && f.fma && f.f16c && f.avx512(); }},
       {radixserve_kernels_avx512_vnni(),
        [](const CpuFeatures& f) { return f.avx2 && f.fma && f.f16c && f.avx512() && f.avx512_vnni; }},
+      {Bf16Table(),
+       [](const CpuFeatures& f) {
+         return f.avx2 && f.fma && f.f16c && f.avx512() && f.avx512_vnni && f.avx512_bf16;
+       }},
       {AmxTable(),
        [](const CpuFeatures& f) {
-         return f.avx2 && f.fma && f.f16c && f.avx512() && f.avx512_vnni && AmxTilesPermitted();
+         return f.avx2 && f.fma && f.f16c && f.avx512() && f.avx512_vnni && f.avx512_bf16 && AmxTilesPermitted();
        }},
   };
   *n = sizeof(sets) / sizeof(sets[0]);
@@ -169,6 +187,15 @@ bool GemmInt8Supports(WeightType type) { return K().gemm_int8_supports(type); }
 void GemmInt8Rows(const WeightView& w, const QuantizedBatch& x, int64_t r0, int64_t r1, float* y, int64_t ldy,
                   void* pack) {
   K().gemm_int8_rows(w, x, r0, r1, y, ldy, pack);
+}
+bool GemmFloatSupports(WeightType type) { return K().gemm_float_supports(type); }
+bool GemmFloatRoundsActivationsToBf16() { return K().gemm_float_rows == &radixserve_gemm_float_rows_bf16; }
+void GemmFloatPackX(WeightType type, const float* x, int64_t n, int64_t cols, void* packed, int64_t b0, int64_t b1) {
+  K().gemm_float_pack_x(type, x, n, cols, packed, b0, b1);
+}
+void GemmFloatRows(const WeightView& w, const void* packed, int64_t n, int64_t r0, int64_t r1, float* y, int64_t ldy,
+                   void* panel) {
+  K().gemm_float_rows(w, packed, n, r0, r1, y, ldy, panel);
 }
 void DequantizeBlocks(WeightType type, const void* src, float* dst, int64_t n) {
   K().dequantize_blocks(type, src, dst, n);

@@ -1,7 +1,8 @@
 // Kernel sets: the engine's own SIMD kernels (dot products, norms, attention, Q8_0, the decode
 // matmul rows, conversions) are compiled once per instruction set into their own libraries
-// (libradixserve_kernels_{scalar,avx2,avx512,avx512_vnni}.so; the avx512-amx set is the VNNI one with
-// the int8 GEMM of libradixserve_kernels_avx512_amx.so), and the set this CPU runs best is
+// (libradixserve_kernels_{scalar,avx2,avx512,avx512_vnni}.so; the avx512-bf16 set is the VNNI one with
+// the float GEMM of libradixserve_kernels_avx512_bf16.so, the avx512-amx set that one with the int8
+// GEMM of libradixserve_kernels_avx512_amx.so), and the set this CPU runs best is
 // chosen at run time from its feature flags, so that one build serves every x86-64 CPU.
 // RADIXSERVE_KERNELS=<set> chooses a lower one (to compare or test them).
 //
@@ -63,10 +64,14 @@ struct KernelTable {
   bool (*gemm_int8_supports)(WeightType);
   void (*gemm_int8_rows)(const WeightView&, const QuantizedBatch&, int64_t, int64_t, float*, int64_t, void*);
   void (*stream_rows)(const WeightView&, const float*, const QuantizedActivations&, int64_t, int64_t, int64_t, float*);
+  bool (*gemm_float_supports)(WeightType);
+  void (*gemm_float_pack_x)(WeightType, const float*, int64_t, int64_t, void*, int64_t, int64_t);
+  void (*gemm_float_rows)(const WeightView&, const void*, int64_t, int64_t, int64_t, float*, int64_t, void*);
 };
 
-// Every set, best last: "scalar", "avx2", "avx512", "avx512-vnni", "avx512-amx" (the VNNI set
-// with its int8 GEMM on AMX tiles).
+// Every set, best last: "scalar", "avx2", "avx512", "avx512-vnni", "avx512-bf16" (the VNNI set
+// with its float GEMM multiplying BF16 weights in BF16 pairs), "avx512-amx" (the BF16 set with its
+// int8 GEMM on AMX tiles).
 std::vector<std::string> KernelSetNames();
 // The sets this CPU can run.
 std::vector<std::string> RunnableKernelSets();

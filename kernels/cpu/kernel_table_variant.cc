@@ -2,6 +2,7 @@
 // RS_KERNEL_SET_NAME and RS_KERNEL_TABLE_FN (its one exported symbol) set by CMake.
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/convert.h"
+#include "kernels/cpu/gemm_float.h"
 #include "kernels/cpu/gemm_int8.h"
 #include "kernels/cpu/kernel_set.h"
 #include "kernels/cpu/matmul_stream.h"
@@ -18,7 +19,7 @@ constexpr KernelTable kTable = {
     &QuantizeRowQ8Shared,
     &DequantizeRowQ8_0, &DotQ8_0,          &KvRowF32,         &AttendSlots,      &ConvertF16ToF32,  &ConvertF32ToF16,
     &ConvertBf16ToF32,  &ConvertF32ToBf16, &DequantizeBlocks, &GemmInt8Supports, &GemmInt8Rows,
-    &internal::StreamRows,
+    &internal::StreamRows, &GemmFloatSupports, &GemmFloatPackX, &GemmFloatRows,
 };
 }  // namespace
 RS_KERNELS_END

@@ -4,6 +4,7 @@
 
 #include "kernels/cpu/blas.h"
 #include "kernels/cpu/convert.h"
+#include "kernels/cpu/gemm_float.h"
 #include "kernels/cpu/gemm_int8.h"
 #include "kernels/cpu/matmul_stream.h"
 #include "kernels/cpu/q8_0.h"
@@ -46,6 +47,19 @@ void* MatMulScratch::Quantized(int64_t bytes) {
     quantized_size_ = bytes;
   }
   return quantized_.get();
+}
+
+void* MatMulScratch::Bytes::Aligned(int64_t bytes) {
+  if (size < bytes + 64) {
+    data.reset(new uint8_t[bytes + 64]);
+    size = bytes + 64;
+  }
+  const auto at = reinterpret_cast<uintptr_t>(data.get());
+  return data.get() + ((64 - at % 64) % 64);
+}
+
+void* MatMulScratch::FloatPacked(WeightType type, int64_t bytes) {
+  return float_packed_[static_cast<int>(type)].Aligned(bytes);
 }
 
 void SetBlasThreads(int n) { GetBlas().SetThreads(n); }
@@ -216,6 +230,19 @@ void MatMulShared(std::span<const MatMulOutput> outputs, const float* x, int64_t
     });
     xb = QuantizeBatch(x, n, cols, buffer, 0, 0);
   }
+  // Large batches of float weights: the float GEMM where the kernel set has one, x packed once per
+  // weight type (F32 and F16 share a layout, but mixing them in one call is rare).
+  auto float_gemm = [&](const WeightView& w) { return !stream && IsFloatWeight(w.type) && GemmFloatSupports(w.type); };
+  const void* float_packed[3] = {};
+  for (size_t i = 0; i < num_out; ++i) {
+    const WeightView& w = *outputs[i].w;
+    const int slot = static_cast<int>(w.type);
+    if (!float_gemm(w) || float_packed[slot] != nullptr) continue;
+    void* buffer = scratch.FloatPacked(w.type, GemmFloatPackedBytes(n, cols));
+    pool.ParallelFor((n + kGemmFloatTokens - 1) / kGemmFloatTokens,
+                     [&](int64_t b, int) { GemmFloatPackX(w.type, x, n, cols, buffer, b, b + 1); });
+    float_packed[slot] = buffer;
+  }
   pool.ParallelFor(task_begin[num_out], [&](int64_t task, int thread) {
     size_t o = 0;
     while (task >= task_begin[o + 1]) ++o;
@@ -229,6 +256,12 @@ void MatMulShared(std::span<const MatMulOutput> outputs, const float* x, int64_t
     }
     if (any_int8 && GemmInt8Supports(w.type)) {
       GemmInt8Rows(w, xb, r0, r1, y, rows, scratch.ThreadTile(thread, GemmInt8PackBytes(cols) / 4));
+      return;
+    }
+    if (float_gemm(w)) {
+      float* panel = scratch.ThreadTile(thread, kGemmFloatPanelBytes / 4 + 16);
+      panel += (16 - reinterpret_cast<uintptr_t>(panel) / 4 % 16) % 16;  // 64-byte aligned
+      GemmFloatRows(w, float_packed[static_cast<int>(w.type)], n, r0, r1, y, rows, panel);
       return;
     }
     const float* wt;

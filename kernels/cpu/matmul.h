@@ -32,6 +32,8 @@ class MatMulScratch {
   explicit MatMulScratch(int num_threads) : per_thread_(num_threads) {}
   float* ThreadTile(int thread, int64_t floats);
   void* Quantized(int64_t bytes);
+  // x packed for the float GEMM, one buffer per float weight type (64-byte aligned).
+  void* FloatPacked(WeightType type, int64_t bytes);
 
  private:
   struct Buffer {
@@ -39,8 +41,14 @@ class MatMulScratch {
     int64_t size = 0;
   };
   std::vector<Buffer> per_thread_;
+  struct Bytes {
+    std::unique_ptr<uint8_t[]> data;
+    int64_t size = 0;
+    void* Aligned(int64_t bytes);  // grown to bytes, 64-byte aligned
+  };
   std::unique_ptr<uint8_t[]> quantized_;
   int64_t quantized_size_ = 0;
+  Bytes float_packed_[3];  // F32, F16, BF16
 };
 
 // Batch sizes up to this use the streaming (GEMV-like) path; block types without an int8 GEMM in

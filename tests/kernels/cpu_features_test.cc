@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kernels/cpu/blas.h"
+#include "kernels/cpu/gemm_float.h"
 #include "kernels/cpu/kernel_set.h"
 
 namespace radixserve::kernels {
@@ -111,10 +112,17 @@ TEST(Blas, RunsTheCoreTypeChosenForThisCpu) {
   // in the avx512 set, which has no VNNI), or the scalar set's streamed rows.
   const std::string set = ActiveKernelSet();
   const char* prefill = set == "avx512-amx"    ? "quantised prefill: int8 AMX tiles (TDPBSUD)"
-                        : set == "avx512-vnni" ? "quantised prefill: int8 VNNI GEMM"
+                        : set == "avx512-vnni" || set == "avx512-bf16" ? "quantised prefill: int8 VNNI GEMM"
                         : set == "scalar"      ? "quantised prefill: int8 dot products streamed per row"
                                                : "quantised prefill: int8 AVX2 GEMM (maddubs)";
   EXPECT_NE(info.find(prefill), std::string::npos) << info;
+  // Float prefill: the AVX-512 sets' own GEMM (BF16 pairs where the set has AVX-512 BF16), else OpenBLAS.
+  EXPECT_EQ(GemmFloatRoundsActivationsToBf16(), set == "avx512-amx" || set == "avx512-bf16");
+  const char* float_prefill = set == "avx512-amx" || set == "avx512-bf16"
+                                  ? "float prefill: AVX-512 GEMM (BF16 weights: vdpbf16ps)"
+                              : set == "avx512" || set == "avx512-vnni" ? "float prefill: AVX-512 GEMM"
+                                                                        : "float prefill: OpenBLAS sgemm on F32 tiles";
+  EXPECT_NE(info.find(float_prefill), std::string::npos) << info;
   // A small product through the loaded library: C = A * B^T.
   const float a[2 * 3] = {1, 2, 3, 4, 5, 6}, b[2 * 3] = {1, 0, 1, 0, 1, 0};
   float c[4] = {};
@@ -127,7 +135,7 @@ TEST(Blas, RunsTheCoreTypeChosenForThisCpu) {
 
 TEST(KernelSets, TheBestSetThisCpuRunsIsChosenAndLowerOnesCanBe) {
   const std::vector<std::string> all = KernelSetNames();
-  ASSERT_EQ(all, (std::vector<std::string>{"scalar", "avx2", "avx512", "avx512-vnni", "avx512-amx"}));
+  ASSERT_EQ(all, (std::vector<std::string>{"scalar", "avx2", "avx512", "avx512-vnni", "avx512-bf16", "avx512-amx"}));
   const std::vector<std::string> runnable = RunnableKernelSets();
   ASSERT_FALSE(runnable.empty());
   EXPECT_EQ(runnable.front(), "scalar");  // the portable fallback runs anywhere
@@ -139,14 +147,16 @@ TEST(KernelSets, TheBestSetThisCpuRunsIsChosenAndLowerOnesCanBe) {
   // AMX also needs Linux's grant of the tile state, which a CPU with the flags gets from any
   // kernel since 5.16.
   EXPECT_EQ(AmxTilesPermitted(), f.amx_tile && f.amx_int8);
+  EXPECT_EQ(std::count(runnable.begin(), runnable.end(), "avx512-bf16"),
+            avx2 && f.avx512() && f.avx512_vnni && f.avx512_bf16 ? 1 : 0);
   EXPECT_EQ(std::count(runnable.begin(), runnable.end(), "avx512-amx"),
-            avx2 && f.avx512() && f.avx512_vnni && f.amx_tile && f.amx_int8 ? 1 : 0);
+            avx2 && f.avx512() && f.avx512_vnni && f.avx512_bf16 && f.amx_tile && f.amx_int8 ? 1 : 0);
   const char* forced = std::getenv("RADIXSERVE_KERNELS");
   EXPECT_EQ(ActiveKernelSet(), forced && *forced ? std::string(forced) : runnable.back());
   const std::string before = ActiveKernelSet();
   const Status unknown = UseKernelSet("sse9");
   EXPECT_EQ(unknown.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(unknown.message().find("scalar, avx2, avx512, avx512-vnni, avx512-amx"), std::string::npos)
+  EXPECT_NE(unknown.message().find("scalar, avx2, avx512, avx512-vnni, avx512-bf16, avx512-amx"), std::string::npos)
       << unknown.message();
   EXPECT_EQ(ActiveKernelSet(), before);
   ASSERT_TRUE(UseKernelSet("scalar").ok());

@@ -14,6 +14,7 @@
 
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/convert.h"
+#include "kernels/cpu/gemm_float.h"
 #include "kernels/cpu/gemm_int8.h"
 #include "kernels/cpu/kernel_set.h"
 #include "kernels/cpu/matmul.h"
@@ -279,6 +280,9 @@ void ExpectMatMulMatchesDoubleReference(WeightType type, int64_t n, int64_t cols
         for (int64_t k = g; k < g + group; ++k) amax = std::max(amax, std::abs(x[t * cols + k]));
         for (int64_t k = g; k < g + group; ++k) x_err += std::abs(double(deq[r * cols + k])) * 0.563 * amax / 127;
       }
+      // BF16 weights in the BF16 sets' GEMM multiply x rounded to BF16 (8 significant bits: each
+      // product moves by at most 2^-8 of its magnitude).
+      if (type == WeightType::kBF16 && n > kMatMulStreamMaxBatch && GemmFloatRoundsActivationsToBf16()) x_err = mag / 256;
       // F32 accumulation in any order is within cols * u * mag (cols <= 768: 4.6e-5 worst case,
       // sqrt(cols) * u ~ 1.7e-6 typical) of a float64 sum: 1e-5 * mag.
       const double tol = x_err + 1e-5 * mag + 1e-6;
@@ -369,6 +373,43 @@ TEST(MatMul, FloatWeightsGiveATokenTheSameBitsAtEveryStreamedBatchSize) {
                                 << " row " << i % rows;
     }
   }
+}
+
+// Float weights in large batches, through the float GEMM where the kernel set has one: every
+// output is summed in column order whatever the batch size and however the rows are split among
+// tasks (the thread count changes the split), so a token's output has the same bits in every
+// batch. 87 rows leave a partly filled 32-row panel; 300 columns a panel of 44 after 256; 40
+// tokens and the smaller batches leave partly filled 12-token blocks.
+TEST(MatMul, FloatGemmGivesATokenTheSameBitsAtEveryBatchSizeAndSplit) {
+  const int64_t rows = 87, cols = 300, max_n = 40;
+  const std::vector<float> wf = Random(rows * cols, 45, 0.1f), x = Random(max_n * cols, 46);
+  ThreadPool pool(2), one_thread(1);
+  MatMulScratch scratch(2), one_scratch(1);
+  int checked = 0;
+  for (WeightType type : {WeightType::kF32, WeightType::kF16, WeightType::kBF16}) {
+    if (!GemmFloatSupports(type)) continue;
+    ++checked;
+    WeightView w{type, nullptr, rows, cols};
+    std::vector<uint8_t> bytes(w.row_bytes() * rows);
+    for (int64_t r = 0; r < rows; ++r)
+      QuantizeBlocks(type, wf.data() + r * cols, bytes.data() + r * w.row_bytes(), cols);
+    w.data = bytes.data();
+    std::vector<float> all(max_n * rows);
+    MatMul(w, x.data(), max_n, all.data(), scratch, pool);
+    for (int64_t n : {kMatMulStreamMaxBatch + 1, int64_t{12}, int64_t{13}, int64_t{25}}) {
+      std::vector<float> y(n * rows), y1(n * rows);
+      MatMul(w, x.data(), n, y.data(), scratch, pool);
+      MatMul(w, x.data(), n, y1.data(), one_scratch, one_thread);
+      for (int64_t i = 0; i < n * rows; ++i) {
+        ASSERT_EQ(y[i], all[i]) << GetWeightTypeInfo(type).name << " batch " << n << " token " << i / rows
+                                << " row " << i % rows;
+        ASSERT_EQ(y1[i], all[i]) << GetWeightTypeInfo(type).name << " one thread, batch " << n;
+      }
+    }
+  }
+  // The AVX-512 sets have the GEMM for every float type; the others convert tiles for OpenBLAS.
+  const std::string set = ActiveKernelSet();
+  EXPECT_EQ(checked, set == "scalar" || set == "avx2" ? 0 : 3);
 }
 
 // Block types in small (streamed) batches: the same, through the int8 dot products (activations
