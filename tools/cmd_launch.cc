@@ -298,8 +298,12 @@ int RunLaunch(const LaunchCliOptions& o) {
                             ("radixserve-roudi-" + std::to_string(getpid()) + ".toml")).string();
     Status s = roudi.Start(*cfg, cfg_path);
     if (!s.ok()) return Fail("cannot start RouDi: " + s.message());
-    std::fprintf(stderr, "[launch] RouDi started (largest message %u bytes, %.1f MiB of pools)\n", max_payload,
-                 double(cfg->total_bytes()) / (1 << 20));
+    // The pools' pages are resident only once a chunk is first used (RouDiProcess::Start).
+    const std::string release = roudi.release_status().ok()
+                                    ? "resident as chunks are first used"
+                                    : "all resident: " + roudi.release_status().message();
+    std::fprintf(stderr, "[launch] RouDi started (largest message %u bytes, %.1f MiB of pools, %s)\n", max_payload,
+                 double(cfg->total_bytes()) / (1 << 20), release.c_str());
   }
   for (auto& p : plan->processes) AddMaxPayload(p, max_payload);
 

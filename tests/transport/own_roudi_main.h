@@ -26,9 +26,20 @@ inline int RunTestsWithOwnRouDi(int argc, char** argv, const std::string& config
   }
   RouDiProcess roudi;
   const std::string cfg = (std::filesystem::temp_directory_path() / config_name).string();
-  Status s = roudi.Start(PipelineRouDiConfig(max_message_bytes), cfg);
+  const RouDiConfig config = PipelineRouDiConfig(max_message_bytes);
+  Status s = roudi.Start(config, cfg);
   if (!s.ok()) {
     std::fprintf(stderr, "cannot start RouDi: %s\n", s.ToString().c_str());
+    return 1;
+  }
+  // A new payload segment is all zeros: every page of it (chunk headers included, so more than
+  // the pools' payload bytes) goes back to the system until used, and the tests below then pass
+  // messages through it.
+  if (!roudi.release_status().ok() || roudi.released_bytes() < config.total_bytes()) {
+    std::fprintf(stderr, "RouDi's payload segment not released: %llu of %llu bytes (%s)\n",
+                 static_cast<unsigned long long>(roudi.released_bytes()),
+                 static_cast<unsigned long long>(config.total_bytes()), roudi.release_status().ToString().c_str());
+    roudi.Stop();
     return 1;
   }
   pid_t child = fork();
