@@ -298,12 +298,13 @@ int RunLaunch(const LaunchCliOptions& o) {
                             ("radixserve-roudi-" + std::to_string(getpid()) + ".toml")).string();
     Status s = roudi.Start(*cfg, cfg_path);
     if (!s.ok()) return Fail("cannot start RouDi: " + s.message());
-    // The pools' pages are resident only once a chunk is first used (RouDiProcess::Start).
-    const std::string release = roudi.release_status().ok()
-                                    ? "resident as chunks are first used"
-                                    : "all resident: " + roudi.release_status().message();
+    // RouDi's segments become resident as they are used (RouDiProcess::Start), or all at once
+    // without the lazy-shm library: say which.
+    std::string resident = std::to_string(roudi.shm_resident_bytes() >> 20) + " of " +
+                           std::to_string(roudi.shm_reserved_bytes() >> 20) + " MiB of shared memory resident";
+    if (!roudi.lazy_shm_status().ok()) resident += " (" + roudi.lazy_shm_status().message() + ")";
     std::fprintf(stderr, "[launch] RouDi started (largest message %u bytes, %.1f MiB of pools, %s)\n", max_payload,
-                 double(cfg->total_bytes()) / (1 << 20), release.c_str());
+                 double(cfg->total_bytes()) / (1 << 20), resident.c_str());
   }
   for (auto& p : plan->processes) AddMaxPayload(p, max_payload);
 

@@ -10,17 +10,22 @@
 
 namespace radixserve::transport {
 
-Result<std::string> RobustIpcLibrary() {
-  constexpr const char* kName = "libradixserve_robust_ipc.so";
+Result<std::string> RuntimeModulePath(const std::string& file_name) {
   std::error_code ec;
   auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (ec) return Status::IOError("cannot read /proc/self/exe: " + ec.message());
   for (const auto& dir : {exe.parent_path().parent_path() / "lib", exe.parent_path()}) {
-    auto path = dir / kName;
+    auto path = dir / file_name;
     if (std::filesystem::exists(path, ec)) return path.string();
   }
-  return Status::NotFound(std::string(kName) + " is neither in ../lib nor next to " + exe.string() +
-                          ": without it a node killed mid-publish can block RouDi for good");
+  return Status::NotFound(file_name + " is neither in ../lib nor next to " + exe.string());
+}
+
+Result<std::string> RobustIpcLibrary() {
+  Result<std::string> path = RuntimeModulePath("libradixserve_robust_ipc.so");
+  if (!path.ok())
+    return Status::NotFound(path.status().message() + ": without it a node killed mid-publish can block RouDi for good");
+  return path;
 }
 
 bool RobustIpcWanted() {

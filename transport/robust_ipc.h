@@ -9,7 +9,10 @@
 
 namespace radixserve::transport {
 
-// libradixserve_robust_ipc.so in ../lib or next to this executable; NotFound when neither has it.
+// The runtime module `file_name` (a preload library) in ../lib or next to this executable;
+// NotFound, naming both places, when neither has it.
+Result<std::string> RuntimeModulePath(const std::string& file_name);
+// libradixserve_robust_ipc.so (RuntimeModulePath).
 Result<std::string> RobustIpcLibrary();
 // False when RADIXSERVE_ROBUST_IPC=0.
 bool RobustIpcWanted();

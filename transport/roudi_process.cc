@@ -155,6 +155,9 @@ Status RouDiProcess::Start(const RouDiConfig& config, const std::string& config_
   if (RobustIpcWanted()) {
     RS_ASSIGN_OR_RETURN(preload, RobustIpcLibrary());
   }
+  Result<std::string> lazy_shm = RuntimeModulePath("libradixserve_lazy_shm.so");
+  lazy_shm_status_ = lazy_shm.status();
+  if (lazy_shm.ok()) preload = preload.empty() ? *lazy_shm : preload + ":" + *lazy_shm;
   pid_t pid = ::fork();
   if (pid < 0) return Status::IOError(std::string("fork failed: ") + std::strerror(errno));
   if (pid == 0) {
@@ -188,58 +191,19 @@ Status RouDiProcess::Start(const RouDiConfig& config, const std::string& config_
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  // The payload segment is named after its writer group (iceoryx's default: RouDi's own group).
+  // The segments: iceoryx's management segment, and the payload segment named after its writer
+  // group (iceoryx's default: RouDi's own group).
   std::string group_name = config.group;
   if (group_name.empty())
     if (const group* g = ::getgrgid(::getegid())) group_name = g->gr_name;
-  Result<uint64_t> released = ReleaseZeroPages("/dev/shm/" + group_name);
-  released_bytes_ = released.ok() ? *released : 0;
-  release_status_ = released.status();
+  shm_reserved_ = shm_resident_ = 0;
+  for (const std::string& segment : {std::string("/dev/shm/iceoryx_mgmt"), "/dev/shm/" + group_name}) {
+    struct stat st {};
+    if (::stat(segment.c_str(), &st) != 0) continue;
+    shm_reserved_ += static_cast<uint64_t>(st.st_size);
+    shm_resident_ += static_cast<uint64_t>(st.st_blocks) * 512;
+  }
   return Status::Ok();
-}
-
-Result<uint64_t> ReleaseZeroPages(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
-  if (fd < 0) return Status::IOError("cannot open " + path + ": " + std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    ::close(fd);
-    return Status::IOError("cannot stat " + path + ": " + std::strerror(errno));
-  }
-  // Read in blocks, release each run of zero pages with one hole punch.
-  constexpr size_t kPage = 4096, kBlock = 512 * kPage;
-  std::vector<char> buf(kBlock);
-  static const char kZeros[kPage] = {};
-  uint64_t released = 0;
-  const auto size = static_cast<uint64_t>(st.st_size);
-  auto punch = [&](uint64_t from, uint64_t to) -> Status {
-    if (to <= from) return Status::Ok();
-    if (::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(from),
-                    static_cast<off_t>(to - from)) != 0)
-      return Status::IOError("cannot release pages of " + path + ": " + std::strerror(errno));
-    released += to - from;
-    return Status::Ok();
-  };
-  Status status;
-  uint64_t run = 0;  // start of the current run of zero pages
-  for (uint64_t off = 0; off < size && status.ok();) {
-    const ssize_t got = ::pread(fd, buf.data(), kBlock, static_cast<off_t>(off));
-    if (got <= 0) {
-      status = Status::IOError("cannot read " + path + ": " + std::strerror(errno));
-      break;
-    }
-    for (ssize_t p = 0; p + static_cast<ssize_t>(kPage) <= got && status.ok(); p += kPage) {
-      if (std::memcmp(buf.data() + p, kZeros, kPage) == 0) continue;
-      status = punch(run, off + p);
-      run = off + p + kPage;
-    }
-    off += static_cast<uint64_t>(got) / kPage * kPage;
-    if (static_cast<uint64_t>(got) % kPage != 0) break;  // a partial last page stays
-  }
-  if (status.ok()) status = punch(run, size / kPage * kPage);
-  ::close(fd);
-  if (!status.ok()) return status;
-  return released;
 }
 
 bool RouDiProcess::running() {

@@ -43,14 +43,6 @@ Result<uint32_t> RunningRouDiMaxPayload();
 // Largest mempool size in a RouDi TOML config text; InvalidArgument when it lists none.
 Result<uint32_t> MaxPayloadFromToml(const std::string& toml);
 
-// Returns the all-zero pages of the shared-memory file `path` (a RouDi payload segment in
-// /dev/shm) to the system. iceoryx zeroes a segment when it creates it, so all of it is resident,
-// though a chunk's pages are written only when a publisher first loans it; a released page reads
-// as zeros again (a tmpfs hole, filled on first touch), so nothing a client can see changes. Only
-// before any client runs: a page written between the check and the release would lose the write.
-// Returns the bytes released.
-Result<uint64_t> ReleaseZeroPages(const std::string& path);
-
 class RouDiProcess {
  public:
   RouDiProcess() = default;
@@ -59,9 +51,9 @@ class RouDiProcess {
   ~RouDiProcess() { Stop(); }
 
   // Writes `config` to `config_path`, starts `iox-roudi` (found on PATH, or RADIXSERVE_ROUDI) with
-  // the robust-IPC library preloaded (robust_ipc.h) and waits until it accepts clients; then
-  // releases the payload segment's pages (ReleaseZeroPages: they become resident as chunks are
-  // first used). FailedPrecondition when another RouDi is already running.
+  // the robust-IPC library (robust_ipc.h) and libradixserve_lazy_shm.so (lazy_shm_preload.cc: its
+  // segments become resident as they are used, not when it zeroes them) preloaded, and waits until
+  // it accepts clients. FailedPrecondition when another RouDi is already running.
   Status Start(const RouDiConfig& config, const std::string& config_path,
                std::chrono::milliseconds timeout = std::chrono::seconds(10));
   // SIGTERM, wait, SIGKILL after a grace period; removes what a killed RouDi leaves in /dev/shm,
@@ -70,17 +62,20 @@ class RouDiProcess {
   // False once the child exited (it is reaped and its leftovers removed).
   bool running();
   pid_t pid() const { return pid_; }
-  // Bytes of the payload segment Start released (0 when it could not: its error is in release_status()).
-  uint64_t released_bytes() const { return released_bytes_; }
-  const Status& release_status() const { return release_status_; }
+  // RouDi's shared-memory segments (management and payload) just after Start: their size, and
+  // the bytes of them resident then.
+  uint64_t shm_reserved_bytes() const { return shm_reserved_; }
+  uint64_t shm_resident_bytes() const { return shm_resident_; }
+  // Why libradixserve_lazy_shm.so was not preloaded (Ok when it was).
+  const Status& lazy_shm_status() const { return lazy_shm_status_; }
 
  private:
   void RemoveConfig();
 
   pid_t pid_ = -1;
   std::string config_path_;  // written by Start, removed by Stop
-  uint64_t released_bytes_ = 0;
-  Status release_status_;
+  uint64_t shm_reserved_ = 0, shm_resident_ = 0;
+  Status lazy_shm_status_;
 };
 
 // Removes iceoryx's leftovers (shared-memory segments, lock and socket files) after a RouDi died.
