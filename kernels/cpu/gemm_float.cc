@@ -223,8 +223,20 @@ void GemmFloatPackX(WeightType type, const float* x, int64_t n, int64_t cols, vo
           dst[s * kTok] = Fp32ToBf16(row[2 * s]) | hi << 16;
         }
       } else {
+        // 16 columns of the block's tokens at a time through a register transpose; the rest one
+        // by one.
         auto* dst = static_cast<float*>(packed) + b * steps * kTok + t;
-        for (int64_t s = 0; s < steps; ++s) dst[s * kTok] = token < n ? row[s] : 0.0f;
+        for (int64_t s = steps / 16 * 16; s < steps; ++s) dst[s * kTok] = token < n ? row[s] : 0.0f;
+        if (t != 0) continue;
+        float* block = static_cast<float*>(packed) + b * steps * kTok;
+        for (int64_t s = 0; s + 16 <= steps; s += 16) {
+          __m512i a[16];
+          for (int r = 0; r < 16; ++r)
+            a[r] = r < kTok && b * kTok + r < n ? _mm512_loadu_si512(x + (b * kTok + r) * cols + s)
+                                                : _mm512_setzero_si512();
+          Transpose16(a);
+          for (int j = 0; j < 16; ++j) _mm512_mask_storeu_epi32(block + (s + j) * kTok, (1u << kTok) - 1, a[j]);
+        }
       }
     }
 #else
