@@ -12,6 +12,7 @@
 #include "core/scheduler/paging.h"
 #include "core/scheduler/prefix_cache.h"
 #include "core/scheduler/req.h"
+#include "core/scheduler/scheduler_config.h"
 
 namespace radixserve::sched {
 
@@ -19,14 +20,15 @@ namespace radixserve::sched {
 // chunked; later, shorter requests may still be admitted.
 enum class AddReqResult { kContinue, kNoToken, kOther, kSkip };
 
+// The defaults shared with the served configuration come from SchedulerConfig (their one owner).
 struct PrefillAdderOptions {
-  int32_t page_size = 1;
-  int32_t max_prefill_tokens = 16384;
-  int32_t chunked_prefill_size = -1;  // <= 0: chunking disabled
+  int32_t page_size = SchedulerConfig{}.page_size;
+  int32_t max_prefill_tokens = SchedulerConfig{}.max_prefill_tokens;
+  int32_t chunked_prefill_size = SchedulerConfig{}.chunked_prefill_size;  // <= 0: chunking disabled
   int32_t mixed_decode_tokens = 0;
-  int32_t clip_max_new_tokens = 4096;
+  int32_t clip_max_new_tokens = SchedulerConfig{}.clip_max_new_tokens;
   int32_t per_req_token_overhead = 0;
-  double new_token_ratio = 0.7;
+  double new_token_ratio = SchedulerConfig{}.init_new_token_ratio;
   int32_t ignore_eos_reserve_tokens = 1;  // SCHEDULER_SPEC 3.7, used only without prefix sharing
   // The policy's cap on the continuing chunk (SchedulePolicy::ChunkedReqLimit); -1: none.
   int64_t chunked_req_limit = -1;
