@@ -14,8 +14,9 @@
 //      every token suppressed: token 0;
 //   4. logprob: the chosen token's log-softmax of the step 1 logits; top logprobs: the best
 //      top_logprobs of those, ties to the lower id.
-// This is Sampler::Sample's result for the same parameters, state and logits (sampler.h).
-// Plain C++17 data (this header is shared with nvcc); thread-safe.
+// This is Sampler::Sample's result for the same parameters, state and logits (core/sampling/sampler.h).
+// Plain C++17 data, in kernels/ so that the CUDA kernels and core/ both include it (nvcc too);
+// thread-safe.
 #pragma once
 
 #include <cstdint>

@@ -7,7 +7,7 @@
 #include <span>
 
 #include "core/model/llama_config.h"
-#include "core/sampling/row_sampling.h"
+#include "kernels/row_sampling.h"
 #include "core/util/status.h"
 
 namespace radixserve::model {

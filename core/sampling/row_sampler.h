@@ -8,7 +8,7 @@
 #include <span>
 #include <vector>
 
-#include "core/sampling/row_sampling.h"
+#include "kernels/row_sampling.h"
 #include "core/sampling/sampler.h"
 #include "core/sampling/sampling_params.h"
 

@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "core/sampling/rng.h"
-#include "core/sampling/row_sampling.h"
+#include "kernels/row_sampling.h"
 #include "core/sampling/sampling_params.h"
 
 namespace radixserve::sampling {

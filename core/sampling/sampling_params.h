@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "core/sampling/row_sampling.h"
+#include "kernels/row_sampling.h"
 #include "core/util/status.h"
 
 namespace radixserve {

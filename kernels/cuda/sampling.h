@@ -1,5 +1,5 @@
 // Sampling on a CUDA device: each row of a step's logits sampled as its RowSampling says
-// (core/sampling/row_sampling.h: penalties, suppressed tokens, greedy, temperature, top-k, top-p,
+// (kernels/row_sampling.h: penalties, suppressed tokens, greedy, temperature, top-k, top-p,
 // min-p, top logprobs), so that a step returns a RowSample per row instead of vocab floats and the
 // tokens are those the host sampler would choose. Rows that need their order (a cut to draw from,
 // or top logprobs) are sorted with CUB's segmented radix sort, which is stable, so equal logits
@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-#include "core/sampling/row_sampling.h"
+#include "kernels/row_sampling.h"
 #include "kernels/cuda/device.h"
 
 namespace radixserve::cuda {

@@ -260,7 +260,7 @@ TEST_F(CudaKernels, GemmF16MatchesADoubleProduct) {
   }
 }
 
-// SampleRows against the host's RowSampler (the contract of core/sampling/row_sampling.h) on
+// SampleRows against the host's RowSampler (the contract of kernels/row_sampling.h) on
 // random logits: greedy rows (a tie at the maximum, penalties, a suppressed token, top logprobs),
 // drawn rows with each cut alone and together, and a drawn row with no cut (not sorted). Tokens
 // are equal: a draw could differ only if its target fell within rounding (~1e-7 of the mass) of a
