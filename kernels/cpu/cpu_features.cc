@@ -1,11 +1,16 @@
 #include "kernels/cpu/cpu_features.h"
 
+#if defined(__x86_64__)
 #include <cpuid.h>
+#elif defined(__aarch64__)
+#include <sys/auxv.h>
+#endif
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cstdint>
 #include <cstring>
+#include <fstream>
 
 #include "kernels/cpu/blas.h"
 #include "kernels/cpu/gemm_float.h"
@@ -16,6 +21,7 @@
 namespace radixserve::kernels {
 namespace {
 
+#if defined(__x86_64__)
 struct Regs {
   unsigned a = 0, b = 0, c = 0, d = 0;
 };
@@ -83,6 +89,42 @@ CpuFeatures Detect() {
   }
   return f;
 }
+#elif defined(__aarch64__)
+bool Bit(unsigned long v, int bit) { return (v >> bit) & 1ul; }
+
+// The value after "key<spaces>: " of the first /proc/cpuinfo line that starts with key.
+std::string CpuInfoField(const std::string& key) {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(key, 0) != 0) continue;
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const size_t begin = line.find_first_not_of(" \t", colon + 1);
+    return begin == std::string::npos ? "" : line.substr(begin);
+  }
+  return "";
+}
+
+CpuFeatures Detect() {
+  CpuFeatures f;
+  // Bit numbers of the kernel's arm64 uapi (asm/hwcap.h).
+  const unsigned long hwcap = ::getauxval(AT_HWCAP), hwcap2 = ::getauxval(AT_HWCAP2);
+  f.asimd = Bit(hwcap, 1);
+  f.fp16 = Bit(hwcap, 9) && Bit(hwcap, 10);  // FPHP and ASIMDHP
+  f.dotprod = Bit(hwcap, 20);
+  f.sve = Bit(hwcap, 22);
+  f.sve2 = Bit(hwcap2, 1);
+  f.i8mm = Bit(hwcap2, 13);
+  f.arm_bf16 = Bit(hwcap2, 14);
+  f.vendor = "aarch64";
+  f.family = static_cast<int>(std::strtol(CpuInfoField("CPU implementer").c_str(), nullptr, 0));
+  f.model = static_cast<int>(std::strtol(CpuInfoField("CPU part").c_str(), nullptr, 0));
+  f.brand = CpuInfoField("model name");
+  return f;
+}
+#else
+CpuFeatures Detect() { return CpuFeatures{}; }
+#endif
 
 }  // namespace
 
@@ -95,7 +137,7 @@ bool AmxTilesPermitted() {
   static const bool permitted = [] {
     const CpuFeatures& f = DetectCpu();
     if (!f.amx_tile || !f.amx_int8) return false;
-#if defined(__linux__) && defined(SYS_arch_prctl)
+#if defined(__x86_64__) && defined(__linux__) && defined(SYS_arch_prctl)
     constexpr long kReqXcompPerm = 0x1023, kXfeatureTileData = 18;  // asm/prctl.h, XFEATURE_XTILEDATA
     return syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureTileData) == 0;
 #else
@@ -112,6 +154,8 @@ const char* BuildTarget() {
   return "avx512";
 #elif RS_HAVE_AVX2
   return "avx2";
+#elif defined(__aarch64__)
+  return "armv8-a";
 #else
   return "scalar";
 #endif
@@ -136,9 +180,14 @@ std::string SystemInfo() {
   auto flag = [](const char* name, bool on) { return std::string(" | ") + name + " = " + (on ? "1" : "0"); };
   std::string s = "cpu: " + (f.brand.empty() ? std::string("unknown") : f.brand) + " (" + f.vendor + " family " +
                   std::to_string(f.family) + " model " + std::to_string(f.model) + ")";
+#if defined(__aarch64__)
+  s += flag("ASIMD", f.asimd) + flag("DOTPROD", f.dotprod) + flag("I8MM", f.i8mm) + flag("BF16", f.arm_bf16) +
+       flag("FP16", f.fp16) + flag("SVE", f.sve) + flag("SVE2", f.sve2);
+#else
   s += flag("AVX2", f.avx2) + flag("FMA", f.fma) + flag("F16C", f.f16c) + flag("AVX512", f.avx512()) +
        flag("AVX512_VNNI", f.avx512_vnni) + flag("AVX512_BF16", f.avx512_bf16) + flag("AVX512_FP16", f.avx512_fp16) +
        flag("AMX_INT8", f.amx_int8) + flag("AMX_BF16", f.amx_bf16);
+#endif
   s += std::string(" | kernels: ") + ActiveKernelSet() + " (of " + std::to_string(RunnableKernelSets().size()) +
        " this CPU runs; build " + BuildTarget() + ")";
   s += " | gemm: " + GetBlas().Describe();

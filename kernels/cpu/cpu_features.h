@@ -1,5 +1,6 @@
-// What the CPU this process runs on offers, read once with CPUID and XGETBV (an instruction set
-// counts only when the OS saves its registers too), and the one-line summary that workers log at
+// What the CPU this process runs on offers, read once: on x86-64 with CPUID and XGETBV (an
+// instruction set counts only when the OS saves its registers too), on arm64 from the kernel's
+// hardware capabilities (getauxval), and the one-line summary that workers log at
 // start-up and server info shows (llama.cpp's system_info line is the model). Thread-safe.
 #pragma once
 
@@ -17,6 +18,9 @@ struct CpuFeatures {
   bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false;
   bool avx512_vnni = false, avx512_bf16 = false, avx512_fp16 = false;
   bool amx_tile = false, amx_int8 = false, amx_bf16 = false;
+  // arm64 (getauxval AT_HWCAP / AT_HWCAP2): Advanced SIMD, SDOT/UDOT, SMMLA, BF16, FP16 arithmetic,
+  // SVE, SVE2. On arm64 family/model are the MIDR's implementer and part numbers.
+  bool asimd = false, dotprod = false, i8mm = false, arm_bf16 = false, fp16 = false, sve = false, sve2 = false;
   // AVX-512 F/BW/VL/DQ together: what the AVX-512 kernels need.
   bool avx512() const { return avx512f && avx512bw && avx512vl && avx512dq; }
 };

@@ -16,10 +16,13 @@
 #include "kernels/cpu/quant_blocks.h"
 #include "kernels/cpu/vec_ops.h"
 
+// The sets kernels/cpu/CMakeLists.txt builds for this target.
 extern "C" const radixserve::kernels::KernelTable* radixserve_kernels_scalar();
+#if defined(__x86_64__)
 extern "C" const radixserve::kernels::KernelTable* radixserve_kernels_avx2();
 extern "C" const radixserve::kernels::KernelTable* radixserve_kernels_avx512();
 extern "C" const radixserve::kernels::KernelTable* radixserve_kernels_avx512_vnni();
+#endif
 
 
 namespace radixserve::kernels {
@@ -30,6 +33,7 @@ struct KernelSet {
   bool (*runs)(const CpuFeatures&);
 };
 
+#if defined(__x86_64__)
 // The VNNI set with its float GEMM compiled for AVX-512 BF16.
 const KernelTable* Bf16Table() {
   static const KernelTable table = [] {
@@ -54,10 +58,13 @@ const KernelTable* AmxTable() {
   return &table;
 }
 
+#endif  // __x86_64__
+
 // Best last.
 const KernelSet* Sets(size_t* n) {
   static const KernelSet sets[] = {
       {radixserve_kernels_scalar(), [](const CpuFeatures&) { return true; }},
+#if defined(__x86_64__)
       {radixserve_kernels_avx2(), [](const CpuFeatures& f) { return f.avx2 && f.fma && f.f16c; }},
       {radixserve_kernels_avx512(), [](const CpuFeatures& f) { return f.avx2 && f.fma && f.f16c && f.avx512(); }},
       {radixserve_kernels_avx512_vnni(),
@@ -70,6 +77,7 @@ const KernelSet* Sets(size_t* n) {
        [](const CpuFeatures& f) {
          return f.avx2 && f.fma && f.f16c && f.avx512() && f.avx512_vnni && f.avx512_bf16 && AmxTilesPermitted();
        }},
+#endif
   };
   *n = sizeof(sets) / sizeof(sets[0]);
   return sets;
@@ -189,7 +197,13 @@ void GemmInt8Rows(const WeightView& w, const QuantizedBatch& x, int64_t r0, int6
   K().gemm_int8_rows(w, x, r0, r1, y, ldy, pack);
 }
 bool GemmFloatSupports(WeightType type) { return K().gemm_float_supports(type); }
-bool GemmFloatRoundsActivationsToBf16() { return K().gemm_float_rows == &radixserve_gemm_float_rows_bf16; }
+bool GemmFloatRoundsActivationsToBf16() {
+#if defined(__x86_64__)
+  return K().gemm_float_rows == &radixserve_gemm_float_rows_bf16;
+#else
+  return false;
+#endif
+}
 void GemmFloatPackX(WeightType type, const float* x, int64_t n, int64_t cols, void* packed, int64_t b0, int64_t b1) {
   K().gemm_float_pack_x(type, x, n, cols, packed, b0, b1);
 }
