@@ -354,15 +354,12 @@ TEST(MatMul, Int8GemmMatchesTheStreamedDotsUpToFloatOrder) {
 // 87 rows and 250 columns leave partial row tiles and a masked column tail.
 TEST(MatMul, FloatWeightsGiveATokenTheSameBitsAtEveryStreamedBatchSize) {
   const int64_t rows = 87, cols = 250, max_n = kMatMulStreamMaxBatch;
-  const std::vector<float> wf = Random(rows * cols, 41, 0.1f), x = Random(max_n * cols, 42);
+  const std::vector<float> x = Random(max_n * cols, 42);
   ThreadPool pool(2);
   MatMulScratch scratch(2);
   for (WeightType type : {WeightType::kF32, WeightType::kF16, WeightType::kBF16}) {
-    WeightView w{type, nullptr, rows, cols};
-    std::vector<uint8_t> bytes(w.row_bytes() * rows);
-    for (int64_t r = 0; r < rows; ++r)
-      QuantizeBlocks(type, wf.data() + r * cols, bytes.data() + r * w.row_bytes(), cols);
-    w.data = bytes.data();
+    const TestWeight tw = MakeWeight(type, rows, cols, 41);
+    const WeightView& w = tw.view;
     std::vector<float> all(max_n * rows);
     MatMul(w, x.data(), max_n, all.data(), scratch, pool);
     for (int64_t n = 1; n < max_n; ++n) {
@@ -382,18 +379,15 @@ TEST(MatMul, FloatWeightsGiveATokenTheSameBitsAtEveryStreamedBatchSize) {
 // tokens and the smaller batches leave partly filled 12-token blocks.
 TEST(MatMul, FloatGemmGivesATokenTheSameBitsAtEveryBatchSizeAndSplit) {
   const int64_t rows = 87, cols = 300, max_n = 40;
-  const std::vector<float> wf = Random(rows * cols, 45, 0.1f), x = Random(max_n * cols, 46);
+  const std::vector<float> x = Random(max_n * cols, 46);
   ThreadPool pool(2), one_thread(1);
   MatMulScratch scratch(2), one_scratch(1);
   int checked = 0;
   for (WeightType type : {WeightType::kF32, WeightType::kF16, WeightType::kBF16}) {
     if (!GemmFloatSupports(type)) continue;
     ++checked;
-    WeightView w{type, nullptr, rows, cols};
-    std::vector<uint8_t> bytes(w.row_bytes() * rows);
-    for (int64_t r = 0; r < rows; ++r)
-      QuantizeBlocks(type, wf.data() + r * cols, bytes.data() + r * w.row_bytes(), cols);
-    w.data = bytes.data();
+    const TestWeight tw = MakeWeight(type, rows, cols, 45);
+    const WeightView& w = tw.view;
     std::vector<float> all(max_n * rows);
     MatMul(w, x.data(), max_n, all.data(), scratch, pool);
     for (int64_t n : {kMatMulStreamMaxBatch + 1, int64_t{12}, int64_t{13}, int64_t{25}}) {
