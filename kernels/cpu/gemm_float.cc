@@ -208,37 +208,34 @@ void GemmFloatPackX(WeightType type, const float* x, int64_t n, int64_t cols, vo
 #if RS_HAVE_AVX512
   const bool pairs = Pairs(type);
   const int64_t steps = Steps(pairs, cols);
-  for (int64_t b = b0; b < b1; ++b)
-    for (int t = 0; t < kTok; ++t) {
-      const int64_t token = b * kTok + t;
-      const float* row = x + token * cols;
-      if (pairs) {
-        auto* dst = static_cast<uint32_t*>(packed) + b * steps * kTok + t;
+  for (int64_t b = b0; b < b1; ++b) {
+    if (pairs) {
+      auto* block = static_cast<uint32_t*>(packed) + b * steps * kTok;
+      for (int t = 0; t < kTok; ++t) {
+        const int64_t token = b * kTok + t;
+        const float* row = x + (token < n ? token : 0) * cols;  // not read past n
         for (int64_t s = 0; s < steps; ++s) {
-          if (token >= n) {
-            dst[s * kTok] = 0;
-            continue;
-          }
-          const uint32_t hi = 2 * s + 1 < cols ? Fp32ToBf16(row[2 * s + 1]) : 0;
-          dst[s * kTok] = Fp32ToBf16(row[2 * s]) | hi << 16;
-        }
-      } else {
-        // 16 columns of the block's tokens at a time through a register transpose; the rest one
-        // by one.
-        auto* dst = static_cast<float*>(packed) + b * steps * kTok + t;
-        for (int64_t s = steps / 16 * 16; s < steps; ++s) dst[s * kTok] = token < n ? row[s] : 0.0f;
-        if (t != 0) continue;
-        float* block = static_cast<float*>(packed) + b * steps * kTok;
-        for (int64_t s = 0; s + 16 <= steps; s += 16) {
-          __m512i a[16];
-          for (int r = 0; r < 16; ++r)
-            a[r] = r < kTok && b * kTok + r < n ? _mm512_loadu_si512(x + (b * kTok + r) * cols + s)
-                                                : _mm512_setzero_si512();
-          Transpose16(a);
-          for (int j = 0; j < 16; ++j) _mm512_mask_storeu_epi32(block + (s + j) * kTok, (1u << kTok) - 1, a[j]);
+          const uint32_t hi = token < n && 2 * s + 1 < cols ? Fp32ToBf16(row[2 * s + 1]) : 0;
+          block[s * kTok + t] = token < n ? Fp32ToBf16(row[2 * s]) | hi << 16 : 0;
         }
       }
+      continue;
     }
+    // 16 columns of the block's tokens at a time through a register transpose; the rest one by one.
+    auto* block = static_cast<float*>(packed) + b * steps * kTok;
+    const int64_t whole = steps / 16 * 16;
+    for (int64_t s = 0; s < whole; s += 16) {
+      __m512i a[16];
+      for (int r = 0; r < 16; ++r)
+        a[r] = r < kTok && b * kTok + r < n ? _mm512_loadu_si512(x + (b * kTok + r) * cols + s) : _mm512_setzero_si512();
+      Transpose16(a);
+      for (int j = 0; j < 16; ++j) _mm512_mask_storeu_epi32(block + (s + j) * kTok, (1u << kTok) - 1, a[j]);
+    }
+    for (int t = 0; t < kTok; ++t) {
+      const int64_t token = b * kTok + t;
+      for (int64_t s = whole; s < steps; ++s) block[s * kTok + t] = token < n ? x[token * cols + s] : 0.0f;
+    }
+  }
 #else
   (void)type, (void)x, (void)n, (void)cols, (void)packed, (void)b0, (void)b1;
 #endif
