@@ -32,6 +32,7 @@
 #include "core/gguf/gguf_reader.h"
 #include "core/scheduler/plugin_host.h"
 #include "core/scheduler/scheduler.h"
+#include "core/scheduler/step_driver.h"
 #include "core/worker/model_worker.h"
 #include "tests/pipeline/http_client.h"
 #include "tests/pipeline/pipeline_fixture.h"
@@ -235,9 +236,10 @@ Result<double> InProcessRun(const std::shared_ptr<model::LlamaModel>& model, int
   RS_ASSIGN_OR_RETURN(sched::CachePtr cache, host.CreateCache("radix"));
   RS_ASSIGN_OR_RETURN(sched::PolicyPtr policy, host.CreatePolicy("lpm"));
   int64_t produced = 0;
-  sched::Scheduler s(c, worker.get(), std::move(cache), std::move(policy), [&](const sched::BatchTokenIdOut& out) {
+  sched::Scheduler s(c, std::move(cache), std::move(policy), [&](const sched::BatchTokenIdOut& out) {
     for (const auto& o : out.outputs) produced += static_cast<int64_t>(o.output_ids.size());
   });
+  sched::StepDriver driver(&s, worker.get());
   auto t0 = Clock::now();
   for (int i = 0; i < n; ++i) {
     sched::TokenizedRequest g;
@@ -248,7 +250,7 @@ Result<double> InProcessRun(const std::shared_ptr<model::LlamaModel>& model, int
     g.sampling.ignore_eos = true;
     s.Submit(std::move(g));
   }
-  RS_RETURN_IF_ERROR(s.RunUntilIdle());
+  RS_RETURN_IF_ERROR(driver.RunUntilIdle());
   double secs = std::chrono::duration<double>(Clock::now() - t0).count();
   if (produced != int64_t(n) * tokens)
     return Status::Internal("in-process run produced " + std::to_string(produced) + " tokens");

@@ -54,6 +54,7 @@
 #include "core/modelgen/model_generator.h"
 #include "core/scheduler/params.h"
 #include "core/scheduler/scheduler.h"
+#include "core/scheduler/step_driver.h"
 #include "core/tokenizer/tokenizer.h"
 #include "core/tool_calls/call_grammar.h"
 #include "core/worker/model_worker.h"
@@ -154,9 +155,10 @@ class Engine {
     const Tokenizer* tok = e->tokenizer_.get();
     Engine* raw = e.get();
     e->scheduler_ = std::make_unique<sched::Scheduler>(
-        c, e->worker_.get(), sched::OwnCache(std::make_unique<sched::RadixCache>()), sched::OwnPolicy(std::move(policy)),
+        c, sched::OwnCache(std::make_unique<sched::RadixCache>()), sched::OwnPolicy(std::move(policy)),
         [raw](const sched::BatchTokenIdOut& out) { raw->OnOutput(out); },
         [tok](std::span<const int32_t> ids) { return tok->DecodeWindow(ids, true); });
+    e->driver_ = std::make_unique<sched::StepDriver>(e->scheduler_.get(), e->worker_.get());
     return e;
   }
 
@@ -183,7 +185,7 @@ class Engine {
       g.grammar = spec;
       scheduler_->Submit(std::move(g));
     }
-    Status s = scheduler_->RunUntilIdle();
+    Status s = driver_->RunUntilIdle();
     r.secs = std::chrono::duration<double>(Clock::now() - t0).count();
     current_ = nullptr;
     RS_RETURN_IF_ERROR(s);
@@ -203,7 +205,7 @@ class Engine {
     g.sampling.max_new_tokens = 1;
     g.sampling.ignore_eos = true;
     scheduler_->Submit(std::move(g));
-    Status s = scheduler_->RunUntilIdle();
+    Status s = driver_->RunUntilIdle();
     r.secs = std::chrono::duration<double>(Clock::now() - start_).count();
     current_ = nullptr;
     RS_RETURN_IF_ERROR(s);
@@ -240,6 +242,7 @@ class Engine {
   std::unique_ptr<ModelWorker> worker_;
   std::shared_ptr<grammar::GrammarCache> grammars_;
   std::unique_ptr<sched::Scheduler> scheduler_;
+  std::unique_ptr<sched::StepDriver> driver_;  // after scheduler_: destroyed first
   RunResult* current_ = nullptr;
   Clock::time_point start_;
   uint64_t next_rid_ = 0;

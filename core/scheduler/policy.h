@@ -9,6 +9,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -73,6 +75,12 @@ inline int64_t UncachedPrefillWork(const Req& r, int32_t match_len) {
 inline void FcfsOrder(size_t n, std::vector<int32_t>* order) {
   order->resize(n);
   for (size_t i = 0; i < n; ++i) (*order)[i] = static_cast<int32_t>(i);
+}
+
+// A policy instance with the deleter of whoever made it (a plugin frees what it allocated).
+using PolicyPtr = std::unique_ptr<SchedulePolicy, std::function<void(SchedulePolicy*)>>;
+inline PolicyPtr OwnPolicy(std::unique_ptr<SchedulePolicy> p) {
+  return PolicyPtr(p.release(), [](SchedulePolicy* x) { delete x; });
 }
 
 }  // namespace radixserve::sched

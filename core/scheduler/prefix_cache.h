@@ -10,6 +10,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -88,5 +90,11 @@ class PrefixCache {
   // Structural self-check (sizes, locks, leaf set); for tests and the idle checker.
   virtual Status SelfCheck() const { return Status::Ok(); }
 };
+
+// A cache instance with the deleter of whoever made it (a plugin frees what it allocated).
+using CachePtr = std::unique_ptr<PrefixCache, std::function<void(PrefixCache*)>>;
+inline CachePtr OwnCache(std::unique_ptr<PrefixCache> c) {
+  return CachePtr(c.release(), [](PrefixCache* x) { delete x; });
+}
 
 }  // namespace radixserve::sched

@@ -43,6 +43,9 @@ struct SchedulerConfig {
   // Loops (SCHEDULER_SPEC 1).
   bool overlap = true;  // SGLang's default too (disable_overlap_schedule = false)
   bool disable_consecutive_prefill_overlap = false;
+  // The worker's pipeline stages (Worker::pipeline_depth): with more than one, decode runs as
+  // micro-batches of 1/depth of the running batch and mixed chunks are off. StepDriver checks it.
+  int32_t pipeline_depth = 1;
   // Finishing and streaming (SCHEDULER_SPEC 7).
   std::vector<int32_t> eos_token_ids;
   int32_t vocab_size = 1 << 30;

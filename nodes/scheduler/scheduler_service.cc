@@ -1,5 +1,6 @@
 #include "nodes/scheduler/scheduler_service.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include <glog/logging.h>
@@ -26,8 +27,10 @@ Result<std::unique_ptr<SchedulerService>> SchedulerService::Create(Options optio
   RS_ASSIGN_OR_RETURN(sched::PolicyPtr policy, s->host_->CreatePolicy(options.policy, options.policy_params));
   s->cache_name_ = options.cache;
   s->cache_params_ = options.cache_params;
-  s->scheduler_ = std::make_unique<sched::Scheduler>(options.config, worker, std::move(cache), std::move(policy),
+  options.config.pipeline_depth = std::max(1, worker->pipeline_depth());
+  s->scheduler_ = std::make_unique<sched::Scheduler>(options.config, std::move(cache), std::move(policy),
                                                      s->sinks_.outputs, std::move(detokenize));
+  s->driver_ = std::make_unique<sched::StepDriver>(s->scheduler_.get(), worker);
   return s;
 }
 

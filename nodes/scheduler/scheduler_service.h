@@ -1,5 +1,5 @@
 // SchedulerService: what the scheduler node does, without its transport. It
-// owns the Scheduler, its plugin host and the active plugins; the node hands
+// owns the Scheduler, the StepDriver that runs it, its plugin host and the active plugins; the node hands
 // it decoded requests, aborts and control calls and steps it, and it answers
 // through the sinks it was given: output batches, and control replies (a
 // cache swap's when the swap completes, at an iteration boundary of the one
@@ -19,6 +19,7 @@
 
 #include "core/scheduler/plugin_host.h"
 #include "core/scheduler/scheduler.h"
+#include "core/scheduler/step_driver.h"
 #include "transport/control.pb.h"
 
 namespace radixserve::nodes {
@@ -50,7 +51,7 @@ class SchedulerService {
   void Abort(uint64_t rid) { scheduler_->Abort(rid); }
   // Answers through sinks.reply, now or (a cache swap) when it completes.
   void HandleControl(const control::ControlRequest& request);
-  Status Step(bool* did_work) { return scheduler_->Step(did_work); }
+  Status Step(bool* did_work) { return driver_->Step(did_work); }
   // The worker died or was replaced: its KV and request states are gone.
   void WorkerLost();
   void SetFairPrefillChunk(int32_t tokens) { scheduler_->set_fair_prefill_chunk(tokens); }
@@ -72,6 +73,7 @@ class SchedulerService {
   Sinks sinks_;
   std::unique_ptr<sched::PluginHost> host_;
   std::unique_ptr<sched::Scheduler> scheduler_;
+  std::unique_ptr<sched::StepDriver> driver_;  // declared after scheduler_: goes first
   std::string cache_name_;  // the active cache plugin and its parameters (a worker loss recreates it)
   std::map<std::string, std::string> cache_params_;
   std::set<uint64_t> swaps_in_flight_;  // control calls of cache swaps not yet complete

@@ -206,7 +206,7 @@ int64_t CachedTokensWith(RoutingPolicy& policy) {
     }
     const int32_t g = policy.Route({it.prompt, ""}, load, view);
     groups[g]->Submit(rid++, it.prompt, 8, true);
-    for (auto& h : groups) EXPECT_TRUE(h->sched->Step().ok());
+    for (auto& h : groups) EXPECT_TRUE(h->driver->Step().ok());
   }
   int64_t cached = 0;
   for (auto& h : groups) {

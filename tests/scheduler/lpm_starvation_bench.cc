@@ -71,7 +71,7 @@ Result Run(int hot_steps, std::unique_ptr<SchedulePolicy> policy) {
         submitted[next] = Clock::now();
       }
     }
-    if (!h.sched->Step().ok()) std::abort();
+    if (!h.driver->Step().ok()) std::abort();
     ++steps;
     const auto now = Clock::now();
     if (res.cold_steps < 0 && (!h.out[cold].tokens.empty() || h.out[cold].finished)) {

@@ -18,6 +18,7 @@
 #include "core/tokenizer/tokenizer.h"
 #include "core/sampling/row_sampler.h"
 #include "core/scheduler/scheduler.h"
+#include "core/scheduler/step_driver.h"
 #include "core/worker/model_worker.h"
 #include "plugins/cache/radix/radix_cache.h"
 #include "plugins/policy/fcfs/fcfs_policy.h"
@@ -143,7 +144,7 @@ Outcome RunWaves(const SchedulerConfig& cfg, const std::vector<std::map<uint64_t
   (*worker)->set_grammar_cache(std::make_shared<grammar::GrammarCache>(grammar::TokenVocabOf(Tok())));
   std::unique_ptr<sched::SchedulePolicy> policy;
   if (lpm) policy = std::make_unique<sched::LpmPolicy>(128, 32, 32); else policy = std::make_unique<sched::FcfsPolicy>();
-  sched::Scheduler s(cfg, worker->get(), sched::OwnCache(std::make_unique<sched::RadixCache>()),
+  sched::Scheduler s(cfg, sched::OwnCache(std::make_unique<sched::RadixCache>()),
                      sched::OwnPolicy(std::move(policy)), [&](const sched::BatchTokenIdOut& m) {
                        for (const auto& out : m.outputs) {
                          V& t = o.tokens[out.rid];
@@ -151,6 +152,7 @@ Outcome RunWaves(const SchedulerConfig& cfg, const std::vector<std::map<uint64_t
                          o.cached[out.rid] = out.cached_tokens;
                        }
                      });
+  sched::StepDriver driver(&s, worker->get());
   for (const auto& wave : waves) {
     for (const auto& [rid, prompt] : wave) {
       sched::TokenizedRequest g;
@@ -163,7 +165,7 @@ Outcome RunWaves(const SchedulerConfig& cfg, const std::vector<std::map<uint64_t
       if (auto it = grammars.find(rid); it != grammars.end()) g.grammar = it->second;
       s.Submit(std::move(g));
     }
-    Status st = s.RunUntilIdle(100000);
+    Status st = driver.RunUntilIdle(100000);
     EXPECT_TRUE(st.ok()) << st.ToString();
     // The in-process composition releases too: at idle the worker holds no request state.
     EXPECT_EQ((*worker)->num_request_states(), 0u);

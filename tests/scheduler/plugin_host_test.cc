@@ -107,20 +107,20 @@ TEST(PluginHost, HotSwapThroughPluginsKeepsTheRunningOneOnFailure) {
   ASSERT_TRUE(lpm.ok());
   h.sched->SwapPolicy(std::move(lpm).value());
   for (uint64_t i = 0; i < 8; ++i) h.Submit(i, testing::Prompt(i % 2, 40), 20, true);
-  ASSERT_TRUE(h.sched->Step().ok());
+  ASSERT_TRUE(h.driver->Step().ok());
   EXPECT_EQ(h.sched->policy().name(), "lpm");
 
   // A refused plugin never reaches the scheduler.
   auto refused = host.CreatePolicy("wrongabi");
   EXPECT_FALSE(refused.ok());
-  ASSERT_TRUE(h.sched->Step().ok());
+  ASSERT_TRUE(h.driver->Step().ok());
   EXPECT_EQ(h.sched->policy().name(), "lpm");
 
   auto dfs = host.CreatePolicy("dfs-weight");
   ASSERT_TRUE(dfs.ok());
   h.sched->SwapPolicy(std::move(dfs).value());
   EXPECT_EQ(h.sched->policy().name(), "lpm");
-  ASSERT_TRUE(h.sched->Step().ok());
+  ASSERT_TRUE(h.driver->Step().ok());
   EXPECT_EQ(h.sched->policy().name(), "dfs-weight");
 
   auto chunk = host.CreateCache("chunk");

@@ -388,12 +388,12 @@ TEST(PolicyPassTest, WaitingRequestKeepsItsCachedPrefixWarm) {
     h.Submit(3, c, 1, true);
     h.Run();
     h.Submit(10, testing::Prompt(3, 20), 250, true);  // a long decode that needs one eviction
-    EXPECT_TRUE(h.sched->Step().ok());
+    EXPECT_TRUE(h.driver->Step().ok());
     h.Submit(11, Cat(c, testing::Prompt(6, 10)), 200, true);  // first in the pass; does not fit yet
     h.Submit(12, Cat(a, testing::Prompt(4, 10)), 10, true);   // waits behind it, never reached
     while (!h.out[10].finished) {
       bool work = false;
-      EXPECT_TRUE(h.sched->Step(&work).ok());
+      EXPECT_TRUE(h.driver->Step(&work).ok());
       if (!work) break;
     }
     Outcome o{h.sched->cache().PeekMatchLength(a), h.sched->cache().PeekMatchLength(b), 0};

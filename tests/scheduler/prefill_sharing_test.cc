@@ -31,7 +31,7 @@ std::unique_ptr<SchedulePolicy> Spf() {
 // Steps until no request is waiting for its first token or `steps` ran; returns the steps taken.
 int StepsUntilFirstTokens(Harness& h, std::initializer_list<uint64_t> rids, int steps) {
   for (int i = 1; i <= steps; ++i) {
-    EXPECT_TRUE(h.sched->Step().ok());
+    EXPECT_TRUE(h.driver->Step().ok());
     bool all = true;
     for (uint64_t rid : rids) all &= !h.out[rid].tokens.empty();
     if (all) return i;
@@ -47,7 +47,7 @@ TEST(PrefillSharing, ShortestPrefillFirstCapsTheLongChunkForShortWaiters) {
     Harness h(SmallChunks(), /*radix=*/true, {}, spf ? Spf() : nullptr);
     const auto long_prompt = Prompt(1, 1000);
     h.Submit(1, long_prompt, 4, /*ignore_eos=*/true, /*stream=*/true);
-    ASSERT_TRUE(h.sched->Step().ok());  // first chunk of the long prompt
+    ASSERT_TRUE(h.driver->Step().ok());  // first chunk of the long prompt
     for (uint64_t rid : {2, 3, 4}) h.Submit(rid, Prompt(rid, 30), 4, /*ignore_eos=*/true, /*stream=*/true);
     const int steps = StepsUntilFirstTokens(h, {2, 3, 4}, 10);
     if (spf) {

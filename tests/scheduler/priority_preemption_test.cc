@@ -39,11 +39,11 @@ Outcome RunWithThreshold(int64_t threshold) {
   Harness h(cfg, /*radix=*/true, {}, std::make_unique<PriorityPolicy>(false, true, threshold));
   SubmitWithPriority(h, 1, /*bulk*/ 0, 60);
   SubmitWithPriority(h, 2, /*bulk*/ 0, 60);
-  for (int i = 0; i < 5; ++i) EXPECT_TRUE(h.sched->Step().ok());
+  for (int i = 0; i < 5; ++i) EXPECT_TRUE(h.driver->Step().ok());
   EXPECT_EQ(h.sched->num_running(), 2u);
   SubmitWithPriority(h, 3, /*interactive*/ 40, 5);
   bool interactive_first = false;
-  for (int i = 0; i < 200 && !h.out[3].finished; ++i) EXPECT_TRUE(h.sched->Step().ok());
+  for (int i = 0; i < 200 && !h.out[3].finished; ++i) EXPECT_TRUE(h.driver->Step().ok());
   interactive_first = h.out[3].finished && !h.out[1].finished && !h.out[2].finished;
   h.Run();
   for (uint64_t rid : {1, 2, 3})

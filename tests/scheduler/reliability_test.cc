@@ -25,7 +25,7 @@ SchedulerConfig SmallConfig() {
 }
 
 void StepN(Harness& h, int n) {
-  for (int i = 0; i < n; ++i) ASSERT_TRUE(h.sched->Step().ok());
+  for (int i = 0; i < n; ++i) ASSERT_TRUE(h.driver->Step().ok());
 }
 
 // ---- timeouts ---------------------------------------------------------------------------------

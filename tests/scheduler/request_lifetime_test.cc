@@ -53,7 +53,7 @@ TEST_P(RequestLifetime, EveryStateIsCreatedOnceAndReleasedOnce) {
   for (uint64_t i = 0; i < kRequests; ++i)
     h.Submit(i, Prompt(i % 6, 8 + static_cast<int32_t>((i * 13) % 90)), 1 + static_cast<int32_t>((i * 37) % 200),
              /*ignore_eos=*/i % 3 != 0, /*stream=*/i % 2 == 0);
-  for (int step = 0; step < 6; ++step) ASSERT_TRUE(h.sched->Step().ok());
+  for (int step = 0; step < 6; ++step) ASSERT_TRUE(h.driver->Step().ok());
   for (uint64_t i = 0; i < kRequests; i += 9) h.sched->Abort(i);  // some wait, some run
   h.Run();
   for (uint64_t i = 0; i < kRequests; ++i) EXPECT_TRUE(h.out[i].finished) << "request " << i << " never ended";
@@ -69,7 +69,7 @@ TEST(RequestLifetimeAccount, SchedulerAccountEqualsWorkerAfterEveryStep) {
   Harness h(LifetimeConfig(p));
   for (uint64_t i = 0; i < 30; ++i) h.Submit(i, Prompt(i % 4, 10 + static_cast<int32_t>(i * 5)), 5 + static_cast<int32_t>(i % 11), true);
   for (int step = 0; step < 100000 && !h.sched->idle(); ++step) {
-    ASSERT_TRUE(h.sched->Step().ok());
+    ASSERT_TRUE(h.driver->Step().ok());
     ASSERT_EQ(h.sched->worker_states(), static_cast<int64_t>(h.worker->live_states())) << "after step " << step;
   }
   ASSERT_TRUE(h.sched->idle());
@@ -109,8 +109,9 @@ TEST(RequestLifetimeRecord, PenaltyHistoryIsTheCachedPrefixSentOnce) {
   c.eos_token_ids = {wopt.eos_id};
   FakeWorker fake(wopt);
   RecordingWorker rec(&fake);
-  Scheduler s(c, &rec, OwnCache(std::make_unique<RadixCache>()), OwnPolicy(std::make_unique<FcfsPolicy>()), nullptr,
+  Scheduler s(c, OwnCache(std::make_unique<RadixCache>()), OwnPolicy(std::make_unique<FcfsPolicy>()), nullptr,
               testing::Detok);
+  StepDriver driver(&s, &rec);
   const V prompt = Prompt(7, 60);
   V longer = prompt;
   const V tail = Prompt(8, 40);
@@ -121,13 +122,13 @@ TEST(RequestLifetimeRecord, PenaltyHistoryIsTheCachedPrefixSentOnce) {
   a.sampling.max_new_tokens = 4;
   a.sampling.ignore_eos = true;
   s.Submit(a);
-  ASSERT_TRUE(s.RunUntilIdle(10000).ok());
+  ASSERT_TRUE(driver.RunUntilIdle(10000).ok());
   TokenizedRequest b = a;
   b.rid = 2;
   b.input_ids = longer;
   b.sampling.repetition_penalty = 1.3f;
   s.Submit(b);
-  ASSERT_TRUE(s.RunUntilIdle(10000).ok());
+  ASSERT_TRUE(driver.RunUntilIdle(10000).ok());
 
   ASSERT_EQ(rec.records[1].size(), 1u);
   EXPECT_TRUE(rec.records[1][0].empty()) << "no penalties: no history";
@@ -165,8 +166,9 @@ TEST(RequestLifetimeRecord, GrammarsTravelOnceAndABatchCarriesABoundedAmount) {
     }
   } rec;
   rec.inner = &fake;
-  Scheduler s(c, &rec, OwnCache(std::make_unique<RadixCache>()), OwnPolicy(std::make_unique<FcfsPolicy>()), nullptr,
+  Scheduler s(c, OwnCache(std::make_unique<RadixCache>()), OwnPolicy(std::make_unique<FcfsPolicy>()), nullptr,
               testing::Detok);
+  StepDriver driver(&s, &rec);
   const size_t kText = kMaxBatchGrammarBytes * 2 / 5;  // two fit a batch, the third does not
   for (uint64_t rid = 1; rid <= 5; ++rid) {
     TokenizedRequest r;
@@ -177,7 +179,7 @@ TEST(RequestLifetimeRecord, GrammarsTravelOnceAndABatchCarriesABoundedAmount) {
     r.grammar = {grammar::GrammarKind::kRegex, std::string(kText, static_cast<char>('a' + rid))};
     s.Submit(r);
   }
-  ASSERT_TRUE(s.RunUntilIdle(10000).ok());
+  ASSERT_TRUE(driver.RunUntilIdle(10000).ok());
   for (uint64_t rid = 1; rid <= 5; ++rid) {
     ASSERT_EQ(rec.grammars[rid].size(), 1u) << rid;
     EXPECT_EQ(rec.grammars[rid][0].first, std::string(kText, static_cast<char>('a' + rid))) << rid;
@@ -209,8 +211,9 @@ TEST(RequestLifetimeRecord, CachedPrefixesABatchCarriesAreBounded) {
     }
   } rec;
   rec.inner = &fake;
-  Scheduler s(c, &rec, OwnCache(std::make_unique<RadixCache>()), OwnPolicy(std::make_unique<FcfsPolicy>()), nullptr,
+  Scheduler s(c, OwnCache(std::make_unique<RadixCache>()), OwnPolicy(std::make_unique<FcfsPolicy>()), nullptr,
               testing::Detok);
+  StepDriver driver(&s, &rec);
   const std::vector<int32_t> shared = Prompt(1, kPrefix);
   TokenizedRequest warm;
   warm.rid = 1;
@@ -218,7 +221,7 @@ TEST(RequestLifetimeRecord, CachedPrefixesABatchCarriesAreBounded) {
   warm.sampling.max_new_tokens = 1;
   warm.sampling.ignore_eos = true;
   s.Submit(warm);
-  ASSERT_TRUE(s.RunUntilIdle(100000).ok());
+  ASSERT_TRUE(driver.RunUntilIdle(100000).ok());
   for (uint64_t rid = 2; rid <= 5; ++rid) {
     TokenizedRequest r = warm;
     r.rid = rid;
@@ -226,7 +229,7 @@ TEST(RequestLifetimeRecord, CachedPrefixesABatchCarriesAreBounded) {
     r.input_ids.insert(r.input_ids.end(), tail.begin(), tail.end());
     s.Submit(r);
   }
-  ASSERT_TRUE(s.RunUntilIdle(100000).ok());
+  ASSERT_TRUE(driver.RunUntilIdle(100000).ok());
   EXPECT_LE(rec.largest_batch, static_cast<size_t>(kMaxBatchPrefixIds));
   EXPECT_GE(rec.largest_batch, static_cast<size_t>(2 * (kPrefix - 64)));  // two did share a batch
   EXPECT_EQ(fake.live_states(), 0u);
@@ -242,7 +245,7 @@ TEST(RequestLifetimeRecord, ANewWorkerGetsEveryRecordAgain) {
   FakeWorker first(wopt), second(wopt);
   RecordingWorker rec(&first);
   std::map<uint64_t, testing::Collected> out;
-  Scheduler s(c, &rec, OwnCache(std::make_unique<RadixCache>()), OwnPolicy(std::make_unique<FcfsPolicy>()),
+  Scheduler s(c, OwnCache(std::make_unique<RadixCache>()), OwnPolicy(std::make_unique<FcfsPolicy>()),
               [&out](const BatchTokenIdOut& m) {
                 for (const auto& o : m.outputs) {
                   auto& col = out[o.rid];
@@ -251,6 +254,7 @@ TEST(RequestLifetimeRecord, ANewWorkerGetsEveryRecordAgain) {
                 }
               },
               testing::Detok);
+  StepDriver driver(&s, &rec);
   for (uint64_t i = 0; i < 12; ++i) {
     TokenizedRequest g;
     g.rid = i;
@@ -259,14 +263,14 @@ TEST(RequestLifetimeRecord, ANewWorkerGetsEveryRecordAgain) {
     g.sampling.ignore_eos = true;
     s.Submit(std::move(g));
   }
-  for (int step = 0; step < 15; ++step) ASSERT_TRUE(s.Step().ok());
+  for (int step = 0; step < 15; ++step) ASSERT_TRUE(driver.Step().ok());
   ASSERT_GT(first.live_states(), 0u);
   int finished_before = 0;
   for (auto& [rid, col] : out) finished_before += col.finished;
   ASSERT_LT(finished_before, 12) << "the loss should interrupt running requests";
   rec.Replace(&second);
   s.WorkerLost(OwnCache(std::make_unique<RadixCache>()));
-  ASSERT_TRUE(s.RunUntilIdle(100000).ok());
+  ASSERT_TRUE(driver.RunUntilIdle(100000).ok());
   EXPECT_EQ(s.stats().failed_batches, 0) << "the new worker saw a request without its record";
   for (uint64_t i = 0; i < 12; ++i) {
     ASSERT_TRUE(out[i].finished) << i;

@@ -70,7 +70,7 @@ class Driver {
     StepObs o;
     const SchedulerStats before = h_->sched->stats();
     o.ratio_before = h_->sched->new_token_ratio();
-    Status s = h_->sched->Step();
+    Status s = h_->driver->Step();
     EXPECT_TRUE(s.ok()) << "step " << steps_ + 1 << ": " << s.ToString();
     const SchedulerStats& after = h_->sched->stats();
     o.prefill = after.prefill_batches + after.mixed_batches > before.prefill_batches + before.mixed_batches;

@@ -9,6 +9,7 @@
 #include "tests/scheduler/fake_worker.h"
 #include "core/scheduler/kv_allocator.h"
 #include "core/scheduler/scheduler.h"
+#include "core/scheduler/step_driver.h"
 #include "plugins/cache/radix/radix_cache.h"
 #include "plugins/policy/fcfs/fcfs_policy.h"
 #include "plugins/policy/lpm/lpm_policy.h"
@@ -187,12 +188,15 @@ void BM_SchedulerDecodeIteration(benchmark::State& state) {
   w = FakeWorkerFor(c, w);
   std::unique_ptr<FakeWorker> worker;
   std::unique_ptr<Scheduler> sched;
+  std::unique_ptr<StepDriver> driver;
   int steps = 0;
   auto start = [&] {
+    driver.reset();
     sched.reset();
     worker = std::make_unique<FakeWorker>(w);
-    sched = std::make_unique<Scheduler>(c, worker.get(), OwnCache(std::make_unique<RadixCache>()),
+    sched = std::make_unique<Scheduler>(c, OwnCache(std::make_unique<RadixCache>()),
                                         OwnPolicy(std::make_unique<FcfsPolicy>()), [](const BatchTokenIdOut&) {});
+    driver = std::make_unique<StepDriver>(sched.get(), worker.get());
     std::mt19937_64 rng(6);
     for (int i = 0; i < n; ++i) {
       TokenizedRequest g;
@@ -203,7 +207,7 @@ void BM_SchedulerDecodeIteration(benchmark::State& state) {
       g.stream = true;
       sched->Submit(std::move(g));
     }
-    while (sched->num_running() < static_cast<size_t>(n) || sched->num_waiting() > 0) (void)sched->Step();
+    while (sched->num_running() < static_cast<size_t>(n) || sched->num_waiting() > 0) (void)driver->Step();
     steps = 0;
   };
   start();
@@ -213,7 +217,7 @@ void BM_SchedulerDecodeIteration(benchmark::State& state) {
       start();
       state.ResumeTiming();
     }
-    (void)sched->Step();
+    (void)driver->Step();
   }
   state.counters["running"] = static_cast<double>(sched->num_running());
 }

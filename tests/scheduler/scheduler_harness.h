@@ -10,6 +10,7 @@
 
 #include "tests/scheduler/fake_worker.h"
 #include "core/scheduler/scheduler.h"
+#include "core/scheduler/step_driver.h"
 #include "plugins/cache/chunk/chunk_cache.h"
 #include "plugins/cache/radix/radix_cache.h"
 #include "plugins/policy/fcfs/fcfs_policy.h"
@@ -44,8 +45,10 @@ class Harness {
     std::unique_ptr<PrefixCache> cache;
     if (radix) cache = std::make_unique<RadixCache>(); else cache = std::make_unique<ChunkCache>();
     if (!policy) policy = std::make_unique<FcfsPolicy>();
+    Worker* w = front ? front.get() : worker.get();
+    cfg.pipeline_depth = std::max(1, w->pipeline_depth());
     sched = std::make_unique<Scheduler>(
-        cfg, front ? front.get() : worker.get(), OwnCache(std::move(cache)), OwnPolicy(std::move(policy)),
+        cfg, OwnCache(std::move(cache)), OwnPolicy(std::move(policy)),
         [this](const BatchTokenIdOut& m) {
           ++messages;
           for (const auto& o : m.outputs) {
@@ -62,6 +65,7 @@ class Harness {
           }
         },
         Detok);
+    driver = std::make_unique<StepDriver>(sched.get(), w);
   }
   void Submit(uint64_t rid, std::vector<int32_t> prompt, int32_t max_new, bool ignore_eos = false,
               bool stream = false) {
@@ -74,7 +78,7 @@ class Harness {
     sched->Submit(std::move(g));
   }
   void Run() {
-    Status s = sched->RunUntilIdle(1000000);
+    Status s = driver->RunUntilIdle(1000000);
     ASSERT_TRUE(s.ok()) << s.ToString();
     Status inv = sched->CheckInvariants();
     ASSERT_TRUE(inv.ok()) << inv.ToString();
@@ -96,6 +100,7 @@ class Harness {
   std::unique_ptr<FakeWorker> worker;
   std::unique_ptr<Worker> front;
   std::unique_ptr<Scheduler> sched;
+  std::unique_ptr<StepDriver> driver;  // after sched: destroyed first
   std::map<uint64_t, Collected> out;
   int messages = 0;
 };

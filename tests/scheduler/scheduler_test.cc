@@ -117,6 +117,27 @@ TEST(Scheduler, OverlapAndNormalGiveIdenticalTokensWithEos) {
   EXPECT_EQ(outs[0], outs[1]);
 }
 
+// SGLang's disable_consecutive_prefill_overlap: in the overlap loop a prefill plan that follows a
+// prefill plan is launched only after that one's result was given back; the outputs are the same.
+TEST(Scheduler, ConsecutivePrefillsRunOneAfterTheOtherWhenOverlapIsOffForThem) {
+  std::map<uint64_t, V> outs[2];
+  for (int off = 0; off < 2; ++off) {
+    SchedulerConfig c = SmallConfig(1, /*overlap=*/true);
+    c.chunked_prefill_size = 16;  // a long prompt: several chunk plans in a row
+    c.disable_consecutive_prefill_overlap = off == 1;
+    Harness h(c);
+    for (uint64_t i = 0; i < 4; ++i) h.Submit(i, Prompt(i, 40 + static_cast<int32_t>(i) * 9), 12);
+    h.Run();
+    for (auto& [rid, col] : h.out) outs[off][rid] = col.tokens;
+    if (off == 1) {
+      EXPECT_GT(h.driver->serialized_prefills(), 0);
+    } else {
+      EXPECT_EQ(h.driver->serialized_prefills(), 0);
+    }
+  }
+  EXPECT_EQ(outs[0], outs[1]);
+}
+
 TEST(Scheduler, MixedChunkedPrefillMatchesReference) {
   SchedulerConfig c = SmallConfig();
   c.enable_mixed_chunk = true;
@@ -235,10 +256,10 @@ TEST(Scheduler, AbortWaitingRunningAndChunked) {
   h.Submit(2, Prompt(2, 10), 50, true);
   h.Submit(3, Prompt(3, 10), 50, true);   // waits (2 rows)
   bool work;
-  ASSERT_TRUE(h.sched->Step(&work).ok());
+  ASSERT_TRUE(h.driver->Step(&work).ok());
   h.sched->Abort(1);
   h.sched->Abort(3);
-  for (int i = 0; i < 4; ++i) ASSERT_TRUE(h.sched->Step(&work).ok());
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(h.driver->Step(&work).ok());
   h.sched->Abort(2);
   h.Run();
   for (uint64_t r : {1, 2, 3}) {
@@ -261,7 +282,7 @@ TEST(Scheduler, PolicySwapTakesEffectAtTheNextIteration) {
   };
   h.sched->SwapPolicy(OwnPolicy(std::make_unique<Marker>()));
   EXPECT_EQ(h.sched->policy().name(), "fcfs");  // not yet: staged
-  ASSERT_TRUE(h.sched->Step().ok());
+  ASSERT_TRUE(h.driver->Step().ok());
   EXPECT_EQ(h.sched->policy().name(), "marker");
 }
 
@@ -273,7 +294,7 @@ TEST(Scheduler, CacheSwapDrainsOrFlushesAndSaysWhich) {
       prompts[i] = Prompt(i, 30);
       h.Submit(i, prompts[i], 30, true);
     }
-    for (int i = 0; i < 5; ++i) ASSERT_TRUE(h.sched->Step().ok());
+    for (int i = 0; i < 5; ++i) ASSERT_TRUE(h.driver->Step().ok());
     std::string report;
     h.sched->SwapCache(OwnCache(std::make_unique<ChunkCache>()), mode,
                        [&](const Status& s, const std::string& r) {

@@ -101,7 +101,7 @@ TEST_P(StressTest, InvariantsHoldAndOutputsMatchReference) {
       aborted.insert(victim);
       h.sched->Abort(victim);
     }
-    Status s = h.sched->Step();
+    Status s = h.driver->Step();
     ASSERT_TRUE(s.ok()) << "iteration " << iterations << ": " << s.ToString();
     ASSERT_LT(++iterations, 2000000);
   }

@@ -7,6 +7,7 @@
 
 #include "tests/scheduler/fake_worker.h"
 #include "core/scheduler/scheduler.h"
+#include "core/scheduler/step_driver.h"
 #include "plugins/cache/radix/radix_cache.h"
 #include "plugins/policy/fcfs/fcfs_policy.h"
 #include "tests/scheduler/scheduler_harness.h"
@@ -52,7 +53,7 @@ TEST_P(WorkerFailure, FailedBatchesAbortTheirRequestsAndNothingLeaks) {
   FakeWorker fake(wopt);
   FlakyWorker flaky(&fake, {3, 9});
   std::map<uint64_t, testing::Collected> out;
-  Scheduler s(c, &flaky, OwnCache(std::make_unique<RadixCache>()), OwnPolicy(std::make_unique<FcfsPolicy>()),
+  Scheduler s(c, OwnCache(std::make_unique<RadixCache>()), OwnPolicy(std::make_unique<FcfsPolicy>()),
               [&out](const BatchTokenIdOut& m) {
                 for (const auto& o : m.outputs) {
                   auto& col = out[o.rid];
@@ -65,6 +66,7 @@ TEST_P(WorkerFailure, FailedBatchesAbortTheirRequestsAndNothingLeaks) {
                 }
               },
               testing::Detok);
+  StepDriver driver(&s, &flaky);
   constexpr int kRequests = 40;
   for (uint64_t i = 0; i < kRequests; ++i) {
     TokenizedRequest g;
@@ -74,7 +76,7 @@ TEST_P(WorkerFailure, FailedBatchesAbortTheirRequestsAndNothingLeaks) {
     g.sampling.ignore_eos = true;
     s.Submit(std::move(g));
   }
-  Status run = s.RunUntilIdle(100000);
+  Status run = driver.RunUntilIdle(100000);
   ASSERT_TRUE(run.ok()) << run.ToString();
   ASSERT_TRUE(s.CheckInvariants().ok());
   EXPECT_GT(flaky.failures(), 0);
