@@ -8,8 +8,17 @@
 // request to one group (core/router Router, fed by the groups' cache events)
 // and fans control calls out to every group.
 //
-// Thread-safety: the ApiBackend methods run on many HTTP threads at once
-// (publishers are guarded by a mutex); one receive thread delivers outputs.
+// Its rooms, one concern each: this file (configuration, sending requests and
+// aborts, the receive loop), api_control.cc (control calls, admin, server info,
+// metrics), RequestStreams (requests in flight and their sinks), NodeHealth
+// (what node_status says), metrics.h (the figures and the scheduler stats
+// cache), the Router (which group serves a request).
+//
+// Thread-safety: the ApiBackend methods run on many HTTP threads at once; one
+// receive thread delivers outputs. pub_mu_ guards the publishers (iceoryx
+// publishers are single-threaded); RequestStreams, NodeHealth, StatsCache and
+// the Router guard their own state; the rest is set in OnConfigure and only
+// read while active.
 #pragma once
 
 #include <array>
@@ -29,6 +38,8 @@
 #include "core/scheduler/plugin_host.h"
 #include "core/tokenizer/tokenizer.h"
 #include "nodes/api/metrics.h"
+#include "nodes/api/node_health.h"
+#include "nodes/api/request_streams.h"
 #include "nodes/node.h"
 #include "nodes/node_loop.h"
 #include "transport/channel.h"
@@ -68,29 +79,11 @@ class ApiNode : public Node, public api::ApiBackend {
   Status OnParameterChanged(const std::string& name) override;
 
  private:
-  struct Pending {
-    std::string rid;
-    std::shared_ptr<api::ResponseSink> sink;
-    std::chrono::steady_clock::time_point start, last_token;
-    bool got_first = false;
-    bool return_logprob = false;
-    api::PriorityClass cls = api::PriorityClass::kDefault;
-    int32_t group = 0;  // the data-parallel group serving it
-    router::Router::Ticket route;  // its place in the router's load (data parallelism only)
-  };
   // One scheduler group's topics (the only one without data parallelism).
   struct Group {
     std::string ns;
     std::unique_ptr<transport::Publisher> requests, control;
     std::unique_ptr<transport::Subscriber> str_out, control_reply, node_status, cache_events;
-  };
-  struct NodeSeen {
-    bool ready = false;
-    std::string state;
-    std::string component;
-    int32_t pid = 0;
-    int32_t group = 0;
-    std::chrono::steady_clock::time_point when;
   };
 
   void ReceiveLoop();
@@ -100,13 +93,6 @@ class ApiNode : public Node, public api::ApiBackend {
   void HandleNodeStatus(int32_t group, const void* data, size_t size);
   void HandleCacheEvents(int32_t group, const void* data, size_t size);
   Status PublishAbort(int32_t group, uint64_t rid);
-  // Ends the requests in flight in `group` (every group when -1) with a 503.
-  void FailPending(int32_t group, const std::string& why);
-  // A request left pending_ (mu_ held): the in-flight gauge and its group's load follow.
-  void CountEnded(const Pending& p);
-  // How nodes_ names a node of a group: "name", or "ns/name" with data parallelism.
-  std::string NodeKey(int32_t group, const std::string& name) const;
-  bool GroupReady(int32_t group, std::chrono::steady_clock::time_point now) const;  // nodes_mu_ held
   // Replies of a fan-out read, one JSON object per group: {"groups": {ns: ...}, "router": ...}.
   std::string GroupsJson(const std::vector<control::ControlReply>& replies) const;
   // The routing policy the parameters name (routing_policy, routing_params), from its plugin.
@@ -133,20 +119,11 @@ class ApiNode : public Node, public api::ApiBackend {
   NodeLoop receiver_;  // delivers outputs, control replies and node status
   std::atomic<bool> draining_{false};  // shutting down: new requests are refused, running ones finish
 
-  std::mutex mu_;
-  uint64_t next_rid_ = 1;
-  std::unordered_map<uint64_t, Pending> pending_;
-  std::unordered_map<std::string, uint64_t> by_name_;
-  mutable std::mutex nodes_mu_;
-  std::map<std::string, NodeSeen> nodes_;
-  std::vector<std::string> required_nodes_;
-
   ApiMetrics metrics_;
-  std::mutex stats_refresh_mu_;  // one refresh at a time; others use the cached figures
-  std::mutex stats_mu_;          // guards the cache only, never held across a call
-  std::string stats_json_;
-  std::chrono::steady_clock::time_point stats_time_{};
-  uint64_t dropped_messages_ = 0;
+  RequestStreams streams_{&metrics_};
+  NodeHealth health_;
+  StatsCache scheduler_stats_;
+  uint64_t dropped_messages_ = 0;  // receive thread only
 };
 
 }  // namespace radixserve::nodes

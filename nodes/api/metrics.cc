@@ -162,4 +162,24 @@ std::string RenderMetrics(const ApiMetrics& m, const std::array<uint64_t, api::k
   return out;
 }
 
+std::string StatsCache::Get(const std::function<std::optional<std::string>()>& fetch) {
+  const auto now = std::chrono::steady_clock::now();
+  std::string stats;
+  bool stale;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    stale = now - time_ > std::chrono::milliseconds(100);
+    stats = json_;
+  }
+  if (!stale) return stats;
+  std::unique_lock<std::mutex> refresh(refresh_mu_, std::try_to_lock);
+  if (!refresh.owns_lock()) return stats;
+  std::optional<std::string> fresh = fetch();
+  if (!fresh) return stats;
+  std::lock_guard<std::mutex> l(mu_);
+  json_ = std::move(*fresh);
+  time_ = std::chrono::steady_clock::now();
+  return json_;
+}
+
 }  // namespace radixserve::nodes

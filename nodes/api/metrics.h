@@ -5,7 +5,11 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <functional>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,5 +66,21 @@ std::string RenderMetrics(const ApiMetrics& metrics, const std::array<uint64_t, 
 // One Prometheus sample line: "name value\n" (or "name{labels} value\n").
 void AppendSample(std::string* out, const std::string& name, double value, const std::string& labels = "");
 void AppendHeader(std::string* out, const std::string& name, const char* type, const std::string& help);
+
+// The scheduler's stats JSON as /metrics renders it: refreshed at most every 100 ms, by one scrape
+// at a time; the others render the cached figures meanwhile, so a scrape never waits for another.
+// Thread-safe: refresh_mu_ admits one refresh; mu_ guards json_ and time_ and is never held
+// across `fetch`.
+class StatsCache {
+ public:
+  // `fetch` asks the scheduler(s): nullopt when no answer came (the cached figures stay).
+  std::string Get(const std::function<std::optional<std::string>()>& fetch);
+
+ private:
+  std::mutex refresh_mu_;
+  std::mutex mu_;
+  std::string json_;
+  std::chrono::steady_clock::time_point time_{};
+};
 
 }  // namespace radixserve::nodes
