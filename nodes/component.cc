@@ -1,11 +1,13 @@
 #include "nodes/component.h"
 
-#include <dlfcn.h>
+#include "core/scheduler/plugin_library.h"
+
 #include <unistd.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
+#include <mutex>
 #include <sstream>
 
 namespace radixserve::nodes {
@@ -45,32 +47,16 @@ Result<const RsPluginDescriptor*> LoadComponent(const std::string& name_or_path,
       return Status::NotFound("node component '" + name_or_path + "' not found (searched: " + where + ")");
     }
   }
-  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle) return Status::NotFound("cannot load node component " + path + ": " + ::dlerror());
-  auto entry = reinterpret_cast<RsPluginEntryFn>(::dlsym(handle, RADIXSERVE_PLUGIN_ENTRY));
-  if (!entry) {
-    ::dlclose(handle);
-    return Status::InvalidArgument(path + " is not a radixserve plugin (no " RADIXSERVE_PLUGIN_ENTRY " symbol)");
-  }
-  const RsPluginDescriptor* d = entry();
-  Status refused;
-  if (d == nullptr || d->abi_version != RADIXSERVE_PLUGIN_ABI_VERSION) {
-    refused = Status::Unsupported(path + ": plugin ABI version " + std::to_string(d ? d->abi_version : 0) +
-                                  ", this build needs " + std::to_string(RADIXSERVE_PLUGIN_ABI_VERSION));
-  } else if (d->interface_hash != RADIXSERVE_PLUGIN_INTERFACE_HASH) {
-    char got[24], want[24];
-    std::snprintf(got, sizeof(got), "%016llx", static_cast<unsigned long long>(d->interface_hash));
-    std::snprintf(want, sizeof(want), "%016llx", static_cast<unsigned long long>(RADIXSERVE_PLUGIN_INTERFACE_HASH));
-    refused = Status::Unsupported(path + " was built against other headers (interface " + got + ", this build's is " +
-                                  want + "): rebuild it against this version");
-  } else if (d->kind != RS_PLUGIN_NODE || d->create == nullptr || d->destroy == nullptr || d->name == nullptr) {
-    refused = Status::InvalidArgument(path + " is a plugin but not a node component");
-  }
-  if (!refused.ok()) {
-    ::dlclose(handle);
-    return refused;
-  }
-  return d;  // the handle is deliberately kept open: nodes live until the process exits
+  RS_ASSIGN_OR_RETURN(std::shared_ptr<sched::PluginLibrary> lib, sched::PluginLibrary::Open(path));
+  const RsPluginDescriptor& d = lib->descriptor();
+  if (d.kind != RS_PLUGIN_NODE)
+    return Status::InvalidArgument(path + " is a " + sched::PluginKindName(d.kind) + " plugin, not a node component");
+  // Kept loaded deliberately: nodes live until the process exits.
+  static std::mutex mu;
+  static std::vector<std::shared_ptr<sched::PluginLibrary>>* loaded = new std::vector<std::shared_ptr<sched::PluginLibrary>>();
+  std::lock_guard<std::mutex> l(mu);
+  loaded->push_back(std::move(lib));
+  return &d;
 }
 
 std::unique_ptr<Node> CreateNode(const RsPluginDescriptor& desc, const NodeContext& ctx) {

@@ -24,7 +24,7 @@
   }                                                                                                      \
   void RsDestroyNode(void* node) { delete static_cast<::radixserve::nodes::Node*>(node); }                \
   const RsPluginDescriptor kRsNodeDescriptor = {RADIXSERVE_PLUGIN_ABI_VERSION, RS_PLUGIN_NODE,            \
-                                                RADIXSERVE_PLUGIN_INTERFACE_HASH, NAME, DESCRIPTION,      \
+                                                RADIXSERVE_PLUGIN_INTERFACE_HASH_NODE, NAME, DESCRIPTION,      \
                                                 nullptr, 0, &RsCreateNode, &RsDestroyNode};              \
   }                                                                                                      \
   RADIXSERVE_PLUGIN_EXPORT const RsPluginDescriptor* radixserve_plugin_descriptor(void) { return &kRsNodeDescriptor; }

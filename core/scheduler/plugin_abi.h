@@ -1,23 +1,25 @@
-/* The plugin C ABI: every policy, cache or node-component plugin is a shared library that exports
+/* The plugin C ABI: every policy, cache, routing or node-component plugin is a shared library that
+ * exports
  *   extern "C" const RsPluginDescriptor* radixserve_plugin_descriptor(void);
  * (node components: kind RS_PLUGIN_NODE, `create` takes a const radixserve::nodes::NodeContext*
  * and returns a radixserve::nodes::Node*; nodes/component.h).
  * The host checks abi_version (this descriptor's layout) before touching anything else,
  * then interface_hash: `create` receives the validated parameters (a const
- * radixserve::sched::Params*) and returns a new radixserve::sched::SchedulePolicy* or
- * PrefixCache* (by kind), or NULL with a message in err, so those C++ interfaces and the
- * types they pass are part of the ABI too. The build computes interface_hash from the
- * headers that define them (core/scheduler/CMakeLists.txt), so a plugin built against
- * other headers is refused, whether or not anyone remembered to bump a number. */
+ * radixserve::sched::Params*) and returns a new radixserve::sched::SchedulePolicy*,
+ * PrefixCache* or radixserve::router::RoutingPolicy* (by kind), or NULL with a message in err,
+ * so those C++ interfaces and the types they pass are part of the ABI too. The build computes
+ * one interface hash per kind from the include closure of what crosses that kind's boundary
+ * (cmake/plugin_interface.cmake), so a plugin built against other headers is refused, whether
+ * or not anyone remembered to bump a number. */
 #ifndef RADIXSERVE_CORE_SCHEDULER_PLUGIN_ABI_H_
 #define RADIXSERVE_CORE_SCHEDULER_PLUGIN_ABI_H_
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "radixserve/plugin_interface_hash.h" /* generated: RADIXSERVE_PLUGIN_INTERFACE_HASH */
+#include "radixserve/plugin_interface_hash.h" /* generated: RADIXSERVE_PLUGIN_INTERFACE_HASH_<KIND> */
 
-#define RADIXSERVE_PLUGIN_ABI_VERSION 4u
+#define RADIXSERVE_PLUGIN_ABI_VERSION 5u
 #define RADIXSERVE_PLUGIN_ENTRY "radixserve_plugin_descriptor"
 
 #ifdef __cplusplus
@@ -40,7 +42,7 @@ typedef struct {
 typedef struct {
   uint32_t abi_version;
   uint32_t kind; /* RsPluginKind */
-  uint64_t interface_hash; /* RADIXSERVE_PLUGIN_INTERFACE_HASH of the headers it was built with */
+  uint64_t interface_hash; /* RADIXSERVE_PLUGIN_INTERFACE_HASH_OF(kind) of the headers it was built with */
   const char* name;
   const char* description;
   const RsParamSpec* params;
@@ -56,5 +58,13 @@ typedef const RsPluginDescriptor* (*RsPluginEntryFn)(void);
 #endif
 
 #define RADIXSERVE_PLUGIN_EXPORT extern "C" __attribute__((visibility("default")))
+
+/* The interface hash a plugin of `kind` carries and the host expects (a constant expression). */
+#define RADIXSERVE_PLUGIN_INTERFACE_HASH_OF(kind)                              \
+  ((kind) == RS_PLUGIN_POLICY    ? RADIXSERVE_PLUGIN_INTERFACE_HASH_POLICY  \
+   : (kind) == RS_PLUGIN_CACHE   ? RADIXSERVE_PLUGIN_INTERFACE_HASH_CACHE   \
+   : (kind) == RS_PLUGIN_ROUTING ? RADIXSERVE_PLUGIN_INTERFACE_HASH_ROUTING \
+   : (kind) == RS_PLUGIN_NODE    ? RADIXSERVE_PLUGIN_INTERFACE_HASH_NODE    \
+                                 : 0ull)
 
 #endif /* RADIXSERVE_CORE_SCHEDULER_PLUGIN_ABI_H_ */

@@ -32,7 +32,7 @@ void PluginDestroy(void* object) {
 #define RADIXSERVE_DEFINE_PLUGIN(KIND, BASE, NAME, DESCRIPTION, PARAMS, NUM_PARAMS, FACTORY)              \
   namespace {                                                                                           \
   const RsPluginDescriptor kRsDescriptor = {RADIXSERVE_PLUGIN_ABI_VERSION, KIND,                        \
-                                            RADIXSERVE_PLUGIN_INTERFACE_HASH, NAME, DESCRIPTION,        \
+                                            RADIXSERVE_PLUGIN_INTERFACE_HASH_OF(KIND), NAME, DESCRIPTION,        \
                                             PARAMS, NUM_PARAMS,                                         \
                                             &::radixserve::sched::PluginCreate<BASE, FACTORY>,          \
                                             &::radixserve::sched::PluginDestroy<BASE>};                 \

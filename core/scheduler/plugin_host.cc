@@ -11,25 +11,6 @@
 
 namespace radixserve::sched {
 
-struct PluginHost::Library {
-  void* handle = nullptr;
-  const RsPluginDescriptor* desc = nullptr;
-  std::string path;
-  ~Library() {
-    if (handle) dlclose(handle);
-  }
-};
-
-const char* PluginKindName(uint32_t kind) {
-  switch (kind) {
-    case RS_PLUGIN_POLICY: return "policy";
-    case RS_PLUGIN_CACHE: return "cache";
-    case RS_PLUGIN_NODE: return "node";
-    case RS_PLUGIN_ROUTING: return "routing";
-  }
-  return "unknown";
-}
-
 namespace {
 
 std::string FileName(RsPluginKind kind, std::string name) {
@@ -53,36 +34,9 @@ Result<std::shared_ptr<PluginHost::Library>> PluginHost::Load(const std::string&
   std::lock_guard<std::mutex> lock(mu_);
   auto it = loaded_.find(path);
   if (it != loaded_.end()) return it->second;
-  auto lib = std::make_shared<Library>();
-  lib->path = path;
-  lib->handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (lib->handle == nullptr) {
-    const char* e = dlerror();
-    return Status::IOError("cannot load plugin " + path + ": " + (e ? e : "dlopen failed"));
-  }
-  dlerror();
-  auto entry = reinterpret_cast<RsPluginEntryFn>(dlsym(lib->handle, RADIXSERVE_PLUGIN_ENTRY));
-  if (entry == nullptr)
-    return Status::NotFound("plugin " + path + " does not export " RADIXSERVE_PLUGIN_ENTRY "()");
-  const RsPluginDescriptor* d = entry();
-  if (d == nullptr) return Status::Corrupt("plugin " + path + ": " RADIXSERVE_PLUGIN_ENTRY "() returned NULL");
-  if (d->abi_version != RADIXSERVE_PLUGIN_ABI_VERSION)
-    return Status::FailedPrecondition("plugin " + path + " was built for plugin ABI version " +
-                                      std::to_string(d->abi_version) + "; this host speaks version " +
-                                      std::to_string(RADIXSERVE_PLUGIN_ABI_VERSION) + ": rebuild the plugin");
-  if (d->interface_hash != RADIXSERVE_PLUGIN_INTERFACE_HASH) {
-    char got[24], want[24];
-    std::snprintf(got, sizeof(got), "%016llx", static_cast<unsigned long long>(d->interface_hash));
-    std::snprintf(want, sizeof(want), "%016llx", static_cast<unsigned long long>(RADIXSERVE_PLUGIN_INTERFACE_HASH));
-    return Status::FailedPrecondition("plugin " + path + " was built against other scheduler headers (interface " +
-                                      got + ", this host's is " + want + "): rebuild it against this version");
-  }
-  if (d->name == nullptr || d->create == nullptr || d->destroy == nullptr ||
-      (d->num_params > 0 && d->params == nullptr))
-    return Status::Corrupt("plugin " + path + " has an incomplete descriptor");
-  if (d->kind != RS_PLUGIN_POLICY && d->kind != RS_PLUGIN_CACHE && d->kind != RS_PLUGIN_ROUTING)
-    return Status::Unsupported("plugin " + path + " has unknown kind " + std::to_string(d->kind));
-  lib->desc = d;
+  RS_ASSIGN_OR_RETURN(auto lib, PluginLibrary::Open(path));
+  if (lib->descriptor().kind == RS_PLUGIN_NODE)
+    return Status::InvalidArgument("plugin " + path + " is a node component, not a policy, cache or routing plugin");
   loaded_[path] = lib;
   return lib;
 }
@@ -94,11 +48,11 @@ Result<std::shared_ptr<PluginHost::Library>> PluginHost::Find(RsPluginKind kind,
     std::error_code ec;
     if (!std::filesystem::exists(p, ec)) continue;
     RS_ASSIGN_OR_RETURN(auto lib, Load(p.string()));
-    if (lib->desc->kind != static_cast<uint32_t>(kind))
-      return Status::InvalidArgument("plugin " + p.string() + " is a " + PluginKindName(lib->desc->kind) + " plugin, not a " +
+    if (lib->descriptor().kind != static_cast<uint32_t>(kind))
+      return Status::InvalidArgument("plugin " + p.string() + " is a " + PluginKindName(lib->descriptor().kind) + " plugin, not a " +
                                      PluginKindName(kind) + " plugin");
-    if (name != lib->desc->name)
-      return Status::InvalidArgument("plugin " + p.string() + " calls itself '" + lib->desc->name + "', not '" + name +
+    if (name != lib->descriptor().name)
+      return Status::InvalidArgument("plugin " + p.string() + " calls itself '" + lib->descriptor().name + "', not '" + name +
                                      "'");
     return lib;
   }
@@ -111,7 +65,7 @@ Result<std::shared_ptr<PluginHost::Library>> PluginHost::Find(RsPluginKind kind,
 Result<void*> PluginHost::Create(RsPluginKind kind, const std::string& name,
                                  const std::map<std::string, std::string>& given, std::shared_ptr<Library>* lib) {
   RS_ASSIGN_OR_RETURN(*lib, Find(kind, name));
-  const RsPluginDescriptor* d = (*lib)->desc;
+  const RsPluginDescriptor* d = &(*lib)->descriptor();
   Params params;
   Status s = ResolveParams(std::span<const RsParamSpec>(d->params, d->num_params), given, &params);
   if (!s.ok()) return Status(s.code(), std::string(PluginKindName(kind)) + " plugin '" + name + "': " + s.message());
@@ -126,14 +80,14 @@ Result<void*> PluginHost::Create(RsPluginKind kind, const std::string& name,
 Result<PolicyPtr> PluginHost::CreatePolicy(const std::string& name, const std::map<std::string, std::string>& params) {
   std::shared_ptr<Library> lib;
   RS_ASSIGN_OR_RETURN(void* object, Create(RS_PLUGIN_POLICY, name, params, &lib));
-  auto destroy = lib->desc->destroy;
+  auto destroy = lib->descriptor().destroy;
   return PolicyPtr(static_cast<SchedulePolicy*>(object), [lib, destroy](SchedulePolicy* p) { destroy(p); });
 }
 
 Result<CachePtr> PluginHost::CreateCache(const std::string& name, const std::map<std::string, std::string>& params) {
   std::shared_ptr<Library> lib;
   RS_ASSIGN_OR_RETURN(void* object, Create(RS_PLUGIN_CACHE, name, params, &lib));
-  auto destroy = lib->desc->destroy;
+  auto destroy = lib->descriptor().destroy;
   return CachePtr(static_cast<PrefixCache*>(object), [lib, destroy](PrefixCache* c) { destroy(c); });
 }
 
@@ -141,7 +95,7 @@ Result<PluginHost::PluginObject> PluginHost::CreateObject(RsPluginKind kind, con
                                                           const std::map<std::string, std::string>& params) {
   std::shared_ptr<Library> lib;
   RS_ASSIGN_OR_RETURN(void* object, Create(kind, name, params, &lib));
-  auto destroy = lib->desc->destroy;
+  auto destroy = lib->descriptor().destroy;
   return PluginObject{object, [lib, destroy](void* o) { destroy(o); }};
 }
 
@@ -164,10 +118,10 @@ Result<PluginInfo> PluginHost::Inspect(const std::string& path) {
   RS_ASSIGN_OR_RETURN(auto lib, Load(path));
   PluginInfo info;
   info.path = path;
-  info.name = lib->desc->name;
-  info.description = lib->desc->description ? lib->desc->description : "";
-  info.kind = static_cast<RsPluginKind>(lib->desc->kind);
-  info.params.assign(lib->desc->params, lib->desc->params + lib->desc->num_params);
+  info.name = lib->descriptor().name;
+  info.description = lib->descriptor().description ? lib->descriptor().description : "";
+  info.kind = static_cast<RsPluginKind>(lib->descriptor().kind);
+  info.params.assign(lib->descriptor().params, lib->descriptor().params + lib->descriptor().num_params);
   return info;
 }
 

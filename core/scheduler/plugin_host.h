@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/scheduler/plugin_abi.h"
+#include "core/scheduler/plugin_library.h"
 #include "core/scheduler/scheduler.h"
 #include "core/util/status.h"
 
@@ -29,9 +30,6 @@ struct PluginInfo {
   RsPluginKind kind;
   std::vector<RsParamSpec> params;
 };
-
-// "policy", "cache", "node", "routing": the word in plugin file names and messages.
-const char* PluginKindName(uint32_t kind);
 
 class PluginHost {
  public:
@@ -58,7 +56,7 @@ class PluginHost {
   const std::vector<std::string>& dirs() const { return dirs_; }
 
  private:
-  struct Library;
+  using Library = PluginLibrary;
   Result<std::shared_ptr<Library>> Load(const std::string& path);
   Result<std::shared_ptr<Library>> Find(RsPluginKind kind, const std::string& name);
   Result<void*> Create(RsPluginKind kind, const std::string& name, const std::map<std::string, std::string>& params,

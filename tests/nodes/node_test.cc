@@ -117,7 +117,7 @@ TEST(Component, ComponentsAndOtherPluginsShareOneDescriptor) {
   auto worker = LoadComponent("worker", {lib});
   ASSERT_TRUE(worker.ok()) << worker.status().ToString();
   EXPECT_EQ((*worker)->kind, uint32_t(RS_PLUGIN_NODE));
-  EXPECT_EQ((*worker)->interface_hash, RADIXSERVE_PLUGIN_INTERFACE_HASH);
+  EXPECT_EQ((*worker)->interface_hash, RADIXSERVE_PLUGIN_INTERFACE_HASH_NODE);
   EXPECT_STREQ((*worker)->name, "worker");
   auto policy = LoadComponent(lib + "libradixserve_policy_fcfs.so", {});
   ASSERT_FALSE(policy.ok());

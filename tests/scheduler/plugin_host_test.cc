@@ -75,7 +75,7 @@ TEST(PluginHost, RefusesWithClearErrors) {
   auto other = host.CreatePolicy("otherheaders");
   ASSERT_FALSE(other.ok());
   EXPECT_EQ(other.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(other.status().message().find("built against other scheduler headers"), std::string::npos)
+  EXPECT_NE(other.status().message().find("built against other policy interface headers"), std::string::npos)
       << other.status().message();
 
   auto noentry = host.CreatePolicy("noentry");

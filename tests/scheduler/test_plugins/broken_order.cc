@@ -37,7 +37,7 @@ void* Create(const void* p, char* err, size_t len) {
   return policy;
 }
 void Destroy(void* o) { delete static_cast<radixserve::sched::SchedulePolicy*>(o); }
-const RsPluginDescriptor kDesc = {RADIXSERVE_PLUGIN_ABI_VERSION, RS_PLUGIN_POLICY, RADIXSERVE_PLUGIN_INTERFACE_HASH, "brokenorder", "test", kParams, 1,
+const RsPluginDescriptor kDesc = {RADIXSERVE_PLUGIN_ABI_VERSION, RS_PLUGIN_POLICY, RADIXSERVE_PLUGIN_INTERFACE_HASH_POLICY, "brokenorder", "test", kParams, 1,
                                   &Create, &Destroy};
 
 }  // namespace

@@ -5,7 +5,7 @@
 namespace {
 void* Create(const void*, char*, size_t) { return nullptr; }
 void Destroy(void*) {}
-const RsPluginDescriptor kDesc = {RADIXSERVE_PLUGIN_ABI_VERSION, RS_PLUGIN_POLICY, RADIXSERVE_PLUGIN_INTERFACE_HASH ^ 1u,
+const RsPluginDescriptor kDesc = {RADIXSERVE_PLUGIN_ABI_VERSION, RS_PLUGIN_POLICY, RADIXSERVE_PLUGIN_INTERFACE_HASH_POLICY ^ 1u,
                                   "otherheaders", "test", nullptr, 0, &Create, &Destroy};
 }  // namespace
 
