@@ -1,5 +1,8 @@
 # Helpers shared by every directory.
 
+# Installed binaries find the engine's libraries, and libraries each other, in lib/ (cmake/install.cmake).
+set(CMAKE_INSTALL_RPATH "$ORIGIN/../lib;$ORIGIN")
+
 # radixserve_library(NAME SOURCES ... [DEPS ...]): a shared library of the engine.
 function(radixserve_library name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})

@@ -4,7 +4,9 @@
 // during requests, and cache flushes refused while busy.
 //
 // One launch for the whole program: launch/edge.yaml with the scheduler's plugin_dirs extended by
-// the build's test_plugins folder (deliberately broken plugins), started by a gtest Environment.
+// the build's test_plugins folder (deliberately broken plugins) and by the folder of the example
+// plugin built out of tree against the installed SDK (tests/sdk/build_example_plugin.sh, a ctest
+// fixture of this test), started by a gtest Environment.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -32,6 +34,8 @@ using pipeline_test::PostJson;
 using pipeline_test::WaitFor;
 namespace fs = std::filesystem;
 
+std::string SdkExamplePluginDir();
+
 class ControlEnvironment : public LaunchEnvironment {
  public:
   void TearDown() override {
@@ -50,7 +54,8 @@ class ControlEnvironment : public LaunchEnvironment {
     auto at = text.find(anchor);
     EXPECT_NE(at, std::string::npos) << "edge.yaml changed shape: the scheduler has no cache parameter";
     if (at != std::string::npos)
-      text.insert(at + anchor.size(), ", plugin_dirs: \"" + LibDir() + ":" + TestPluginDir() + "\"");
+      text.insert(at + anchor.size(),
+                  ", plugin_dirs: \"" + LibDir() + ":" + TestPluginDir() + ":" + SdkExamplePluginDir() + "\"");
     file_ = (fs::temp_directory_path() / ("radixserve_control_test_" + std::to_string(::getpid()) + ".yaml")).string();
     std::ofstream(file_) << text;
     return LaunchOf(file_, {"model:=" + pipeline_test::Stories260K(),
@@ -65,6 +70,8 @@ ControlEnvironment* const g_env =
     static_cast<ControlEnvironment*>(::testing::AddGlobalTestEnvironment(new ControlEnvironment));
 
 int Port() { return g_env->launcher().port(); }
+
+std::string SdkExamplePluginDir() { return std::string(RADIXSERVE_BINARY_DIR) + "/sdk_example/plugins"; }
 
 json SchedulerInfo() {
   HttpReply r = Get(Port(), "/get_server_info");
@@ -261,6 +268,49 @@ TEST(LaunchControl, SaltsClassesAndFairPrefillOnTheRealPipeline) {
       << stats.dump();
   EXPECT_EQ(Reference(prompt, 8), Reference(prompt, 8));  // still serving, same greedy output
   ASSERT_EQ(PostJson(Port(), "/admin/params/scheduler", {{"name", "fair_prefill_chunk"}, {"value", "0"}}).status, 200);
+}
+
+// examples/policy_plugin, built out of tree against `cmake --install --component sdk` (the ctest
+// fixture), hot-swaps into the running pipeline: loaded, named, serving the same greedy output,
+// its parameters checked against its own schema; then lpm again.
+TEST(LaunchControl, AnOutOfTreePluginBuiltAgainstTheInstalledSdkSwapsIn) {
+  ASSERT_EQ(Policy(), "lpm");
+  const std::string plugin = SdkExamplePluginDir() + "/libradixserve_policy_shortest_job_first.so";
+  ASSERT_TRUE(fs::exists(plugin)) << plugin << " is missing: run this test through ctest (its fixture builds it)";
+  HttpReply load = PostJson(Port(), "/admin/plugin/load", {{"path", plugin}});
+  ASSERT_EQ(load.status, 200) << load.body;
+  EXPECT_NE(load.body.find("shortest-job-first"), std::string::npos) << load.body;
+
+  const std::vector<std::string> prompts = SharedPrefixPrompts();
+  constexpr int kTokens = 10;
+  std::vector<std::string> reference;
+  for (const auto& p : prompts) reference.push_back(Reference(p, kTokens));
+  Load traffic(prompts, kTokens, /*threads=*/8, /*min_requests=*/60);
+  HttpReply refused = PostJson(Port(), "/admin/policy/swap",
+                               {{"name", "shortest-job-first"}, {"params", {{"prompt_weight", "-1"}}}});
+  EXPECT_EQ(refused.status, 400) << refused.body;
+  EXPECT_NE(Message(refused).find("prompt_weight"), std::string::npos) << refused.body;
+  HttpReply swap = PostJson(Port(), "/admin/policy/swap",
+                            {{"name", "shortest-job-first"}, {"params", {{"prompt_weight", "0.5"}}}});
+  ASSERT_EQ(swap.status, 200) << swap.body;
+  EXPECT_NE(Message(swap).find("lpm -> shortest-job-first"), std::string::npos) << swap.body;
+  EXPECT_TRUE(WaitFor([] { return Policy() == "shortest-job-first"; }, std::chrono::seconds(10)))
+      << SchedulerInfo().dump();
+  // Requests admitted in the new order still give the greedy output.
+  std::vector<CompletionResult> under_it;
+  for (size_t i = 0; i < prompts.size(); ++i) under_it.push_back(Complete(Port(), prompts[i], kTokens));
+  traffic.Finish();
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    EXPECT_EQ(under_it[i].status, 200) << Describe(under_it[i]);
+    EXPECT_EQ(under_it[i].text, reference[i]) << i;
+  }
+  for (const auto& [p, r] : traffic.results()) {
+    EXPECT_EQ(r.status, 200) << Describe(r);
+    EXPECT_EQ(r.text, reference[static_cast<size_t>(p)]) << p;
+  }
+  HttpReply back = PostJson(Port(), "/admin/policy/swap", {{"name", "lpm"}});
+  ASSERT_EQ(back.status, 200) << back.body;
+  EXPECT_TRUE(WaitFor([] { return Policy() == "lpm"; }, std::chrono::seconds(10))) << SchedulerInfo().dump();
 }
 
 TEST(LaunchControl, BadPolicySwapsAreRefusedAndTheOldPolicyServes) {
