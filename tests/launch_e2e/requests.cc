@@ -4,6 +4,8 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <algorithm>
+#include <atomic>
 #include <fstream>
 #include <thread>
 
@@ -110,16 +112,47 @@ void ExpectAKilledWorkerEndsItsStreamsAndComesBack(int port, const std::string& 
   ASSERT_TRUE(pipeline_test::WaitFor(ready, std::chrono::seconds(30)));
   const int victim = nodes()[node]["pid"].get<int>();
   ASSERT_GT(victim, 0);
-  std::vector<CompletionResult> results(4);
+  constexpr int kTokens = 400;
+  constexpr size_t kStreams = 4;
+  std::vector<CompletionResult> results(kStreams);
+  std::vector<std::atomic<int>> events(kStreams);  // SSE events received (one per token, and [DONE])
+  std::vector<std::atomic<bool>> ended(kStreams);
   std::vector<std::thread> clients;
-  for (size_t i = 0; i < results.size(); ++i)
-    clients.emplace_back([&, i] { results[i] = StreamComplete(port, "Once upon a time", 400); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  for (size_t i = 0; i < kStreams; ++i)
+    clients.emplace_back([&, i] {
+      results[i] = StreamComplete(port, "Once upon a time", kTokens, [&, i](std::string_view d) {
+        for (size_t at = d.find("data:"); at != std::string_view::npos; at = d.find("data:", at + 1)) ++events[i];
+        return true;
+      });
+      ended[i] = true;
+    });
+  auto join = [&] {
+    // Every request ends, with its tokens or an error: none hangs.
+    EXPECT_TRUE(pipeline_test::WaitFor([&] { return std::all_of(ended.begin(), ended.end(), [](auto& e) { return e.load(); }); },
+                                       std::chrono::seconds(60)));
+    for (auto& c : clients) c.join();
+  };
+  // Every stream has begun, so every request is running at the worker.
+  if (!pipeline_test::WaitFor([&] { return std::all_of(events.begin(), events.end(), [](auto& n) { return n > 0; }); },
+                              std::chrono::seconds(30))) {
+    join();
+    FAIL() << "the streams did not start";
+  }
+  // Stopped first, then killed: a stream still far from its end when the worker stops needs tokens
+  // only the worker can make, so it was in flight at the kill and must end with an error.
+  ASSERT_EQ(::kill(victim, SIGSTOP), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // tokens already past the worker arrive
+  std::vector<size_t> in_flight;
+  for (size_t i = 0; i < kStreams; ++i)
+    if (!ended[i] && events[i] < kTokens - 16) in_flight.push_back(i);
   ASSERT_EQ(::kill(victim, SIGKILL), 0);
-  for (auto& c : clients) c.join();  // every request ends, with its tokens or an error: none hangs
+  join();
+  EXPECT_FALSE(in_flight.empty()) << "every stream was (nearly) done before the worker stopped: nothing was in flight";
+  for (size_t i : in_flight)
+    EXPECT_NE(results[i].error.find("worker"), std::string::npos) << "in flight at the kill: " << Describe(results[i]);
   // One finished before the kill has all its tokens; one cut off says the worker failed.
   for (const auto& r : results)
-    EXPECT_TRUE((r.status == 200 && r.completion_tokens == 400 && r.error.empty()) ||
+    EXPECT_TRUE((r.status == 200 && r.completion_tokens == kTokens && r.error.empty()) ||
                 r.error.find("worker") != std::string::npos)
         << Describe(r);
   ASSERT_TRUE(pipeline_test::WaitFor(

@@ -40,10 +40,11 @@ std::vector<GoldenCase> GoldenCases();
 // Greedy ids of `prompt` from the native /generate (ignore_eos), or {-status} when not 200.
 std::vector<int32_t> GenerateIds(int port, const std::vector<int32_t>& prompt, int tokens);
 
-// Kills the process of pipeline node `node` (a worker rank or stage) with SIGKILL while four
-// streams run, and checks (gtest) that every stream ends, with all its tokens or an error naming
-// the worker, that the launcher respawns the node, and that the pipeline then gives llama.cpp's
-// greedy ids again.
+// Stops, then kills (SIGSTOP, SIGKILL) the process of pipeline node `node` (a worker rank or
+// stage) while four streams run, and checks (gtest) that a stream was in flight at the kill and
+// ended with an error naming the worker, that every stream ends (within a deadline), with all its
+// tokens or that error, that the launcher respawns the node, and that the pipeline then gives
+// llama.cpp's greedy ids again.
 void ExpectAKilledWorkerEndsItsStreamsAndComesBack(int port, const std::string& node);
 
 // Spawns the launcher and runs it to its exit (a start-up that must fail); returns its output.
