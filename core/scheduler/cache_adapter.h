@@ -17,6 +17,16 @@
 
 namespace radixserve::sched {
 
+// A cache's context bound to `alloc`: its evictions free slots there.
+inline PrefixCacheContext CacheContextOf(KvAllocator* alloc, int32_t page_size, CacheEventSink* events = nullptr) {
+  PrefixCacheContext ctx;
+  ctx.slots.free = [alloc](std::span<const int32_t> slots) { alloc->Free(slots); };
+  ctx.slots.is_free = [alloc](int32_t slot) { return alloc->IsSlotFree(slot); };
+  ctx.page_size = page_size;
+  ctx.events = events;
+  return ctx;
+}
+
 class CacheAdapter {
  public:
   CacheAdapter(KvAllocator* allocator, ReqToTokenPool* req_to_token, int32_t page_size)

@@ -17,7 +17,6 @@
 #include <vector>
 
 #include "core/scheduler/cache_event.h"
-#include "core/scheduler/kv_allocator.h"
 #include "core/scheduler/req.h"
 #include "core/util/status.h"
 
@@ -38,8 +37,16 @@ inline CacheKey MatchKeyOf(const Req& r) {
   return {std::span<const int32_t>(r.tokens.data(), r.tokens.empty() ? 0 : r.tokens.size() - 1), r.cache_salt};
 }
 
+// What a cache may do with the KV pool: give back the slots it evicts or drops, and (for its
+// self-check only) ask whether a slot is free. The scheduler binds both to its allocator
+// (CacheContextOf, cache_adapter.h); a cache never sees the allocator itself.
+struct KvSlotReturn {
+  std::function<void(std::span<const int32_t>)> free;
+  std::function<bool(int32_t)> is_free;
+};
+
 struct PrefixCacheContext {
-  KvAllocator* allocator = nullptr;  // where evicted slots go back
+  KvSlotReturn slots;                // where evicted slots go back
   int32_t page_size = 1;
   CacheEventSink* events = nullptr;  // told of every store and eviction when set (a router's view)
 };

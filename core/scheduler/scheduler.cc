@@ -43,7 +43,7 @@ Scheduler::Scheduler(const SchedulerConfig& config, CachePtr cache, PolicyPtr po
   if (config_.per_req_token_overhead < 0) config_.per_req_token_overhead = config_.page_size;
   config_.max_total_tokens = alloc_->size();
   config_.pipeline_depth = std::max(1, config_.pipeline_depth);
-  cache_->Attach({alloc_.get(), config_.page_size, cache_events_});
+  cache_->Attach(CacheContextOf(alloc_.get(), config_.page_size, cache_events_));
   if (config_.pipeline_depth > 1 && config_.enable_mixed_chunk) {
     // A mixed batch would carry every running request, also those whose last step is still at a stage.
     LOG(WARNING) << "mixed chunks are off: the worker has " << config_.pipeline_depth << " pipeline stages";
@@ -186,7 +186,7 @@ bool Scheduler::ApplyStagedSwaps() {
     CachePtr next = swaps_.Complete(cache_->Reset(), evicted, stats_.iterations);
     if (next) {
       cache_ = std::move(next);
-      cache_->Attach({alloc_.get(), config_.page_size, cache_events_});
+      cache_->Attach(CacheContextOf(alloc_.get(), config_.page_size, cache_events_));
     }
   }
   return !b.wait_for_pipeline;
@@ -235,7 +235,7 @@ void Scheduler::AddNewRequest(TokenizedRequest&& g) {
 
 void Scheduler::set_cache_events(CacheEventSink* sink) {
   cache_events_ = sink;
-  cache_->Attach({alloc_.get(), config_.page_size, cache_events_});
+  cache_->Attach(CacheContextOf(alloc_.get(), config_.page_size, cache_events_));
 }
 
 OrderContext Scheduler::MakeOrderContext() const {

@@ -12,6 +12,7 @@
 #include "core/router/in_flight_prompts.h"
 #include "core/router/router.h"
 #include "core/router/routing_policy.h"
+#include "core/scheduler/cache_adapter.h"
 #include "core/scheduler/plugin_host.h"
 #include "plugins/routing/cache_aware/cache_aware_policy.h"
 #include "plugins/routing/round_robin/round_robin_policy.h"
@@ -40,7 +41,7 @@ struct Group {
   std::unique_ptr<sched::KvAllocator> alloc = sched::MakeKvAllocator(1, 4000);
   sched::RadixCache cache;
   ViewSink sink;
-  Group(GroupCacheView* view, int32_t g) : sink(view, g) { cache.Attach({alloc.get(), 1, &sink}); }
+  Group(GroupCacheView* view, int32_t g) : sink(view, g) { cache.Attach(CacheContextOf(alloc.get(), 1, &sink)); }
   void Put(const V& tokens, std::string_view ns) {
     V slots;
     ASSERT_TRUE(alloc->Alloc(static_cast<int64_t>(tokens.size()), &slots));
@@ -98,7 +99,7 @@ TEST(GroupCacheView, ANewCacheClearsTheGroup) {
   Group a(&view, 0), b(&view, 1);
   a.Put(Seq(1, 10), "");
   b.Put(Seq(1, 10), "");
-  a.cache.Attach({a.alloc.get(), 1, &a.sink});  // a cache swap or a lost worker starts empty
+  a.cache.Attach(CacheContextOf(a.alloc.get(), 1, &a.sink));  // a cache swap or a lost worker starts empty
   int32_t m[2];
   view.Match("", Seq(1, 10), m);
   EXPECT_EQ(m[0], 0);

@@ -30,7 +30,7 @@ struct AdderFixture {
   explicit AdderFixture(int32_t page, int64_t slots = 10000) {
     alloc = MakeKvAllocator(page, slots);
     pool = std::make_unique<ReqToTokenPool>(8, 64);
-    cache.Attach({alloc.get(), page});
+    cache.Attach(CacheContextOf(alloc.get(), page));
   }
   std::unique_ptr<KvAllocator> alloc;
   std::unique_ptr<ReqToTokenPool> pool;
@@ -158,7 +158,7 @@ TEST(Retraction, NewTokenRatioAfterRetraction) {
   auto alloc = MakeKvAllocator(1, 24);
   ReqToTokenPool pool(4, 64);
   RadixCache cache;
-  cache.Attach({alloc.get(), 1});
+  cache.Attach(CacheContextOf(alloc.get(), 1));
   CacheAdapter adapter(alloc.get(), &pool, 1);
   std::vector<std::unique_ptr<Req>> own;
   std::vector<Req*> reqs;

@@ -6,6 +6,7 @@
 
 #include <memory>
 
+#include "core/scheduler/cache_adapter.h"
 #include "core/scheduler/kv_allocator.h"
 #include "core/scheduler/params.h"
 #include "plugins/cache/chunk/chunk_cache.h"
@@ -41,8 +42,8 @@ class PolicyTest : public ::testing::Test {
   void SetUp() override {
     alloc_ = MakeKvAllocator(1, 100000);
     pool_ = std::make_unique<ReqToTokenPool>(4, 16);
-    radix_.Attach({alloc_.get(), 1});
-    chunk_.Attach({alloc_.get(), 1});
+    radix_.Attach(CacheContextOf(alloc_.get(), 1));
+    chunk_.Attach(CacheContextOf(alloc_.get(), 1));
   }
   void Cache(const V& tokens) {
     V slots;

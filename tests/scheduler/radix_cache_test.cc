@@ -18,7 +18,7 @@ class RadixTest : public ::testing::Test {
     alloc_ = MakeKvAllocator(page, 256);
     pool_ = std::make_unique<ReqToTokenPool>(8, 64);
     cache_ = std::make_unique<RadixCache>(order);
-    cache_->Attach({alloc_.get(), page});
+    cache_->Attach(CacheContextOf(alloc_.get(), page));
     adapter_ = std::make_unique<CacheAdapter>(alloc_.get(), pool_.get(), page);
   }
   // Inserts tokens with freshly allocated slots; returns the slots.
@@ -294,7 +294,7 @@ TEST(ChunkCache, NoSharingAndFreesOnFinish) {
   auto alloc = MakeKvAllocator(1, 64);
   ReqToTokenPool pool(2, 32);
   ChunkCache cache;
-  cache.Attach({alloc.get(), 1});
+  cache.Attach(CacheContextOf(alloc.get(), 1));
   CacheAdapter adapter(alloc.get(), &pool, 1);
   Req r;
   r.tokens = {1, 2, 3, 4};

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "tests/scheduler/fake_worker.h"
+#include "core/scheduler/cache_adapter.h"
 #include "core/scheduler/kv_allocator.h"
 #include "core/scheduler/scheduler.h"
 #include "core/scheduler/step_driver.h"
@@ -28,7 +29,7 @@ V Random(std::mt19937_64& rng, int n) {
 // A tree of 100k tokens in 1,000 sequences of 100 tokens.
 struct Tree {
   Tree() : alloc(MakeKvAllocator(1, 1 << 20)), pool(1, 8) {
-    cache.Attach({alloc.get(), 1});
+    cache.Attach(CacheContextOf(alloc.get(), 1));
     std::mt19937_64 rng(1);
     for (int i = 0; i < 1000; ++i) seqs.push_back(Random(rng, 100));
     Fill();
@@ -107,7 +108,7 @@ void BM_RadixInsert(benchmark::State& state) {
   auto refill = [&] {
     t.cache.Reset();
     t.alloc->Clear();
-    t.cache.Attach({t.alloc.get(), 1});
+    t.cache.Attach(CacheContextOf(t.alloc.get(), 1));
     t.Fill();
     for (auto& s : fresh_slots) {
       s.clear();

@@ -205,7 +205,7 @@ void RadixCache::UpdateLeaf(Node* n) {
 }
 
 void RadixCache::FreeSlots(std::span<const int32_t> slots) {
-  if (!slots.empty()) ctx_.allocator->Free(slots);
+  if (!slots.empty()) ctx_.slots.free(slots);
 }
 
 // ---- public operations -------------------------------------------------------------
@@ -464,7 +464,7 @@ Status RadixCache::SelfCheck() const {
       if (n->lock_ref > n->parent->lock_ref && n->parent->parent != nullptr)
         return Status::Internal("radix child locked more than its parent");
       for (int32_t s : n->value)
-        if (ctx_.allocator->IsSlotFree(s)) return Status::Internal("radix node holds a free KV slot " + std::to_string(s));
+        if (ctx_.slots.is_free && ctx_.slots.is_free(s)) return Status::Internal("radix node holds a free KV slot " + std::to_string(s));
       bool leaf = n->lock_ref == 0 && n->children.empty();
       if (leaf != (n->leaf_pos >= 0)) return Status::Internal("radix evictable-leaf set out of date");
       leaves += leaf;
