@@ -1,4 +1,4 @@
-// Decoders of GGUF's block types for the int8 kernels (matmul_stream.cc, gemm_int8.cc): each
+// Decoders of GGUF's block types for the int8 kernels (matmul_stream_*.cc, gemm_int8.cc): each
 // unpacks a 32-value block of a weight row in registers into bytes with per-lane scales and
 // minimums. Internal to kernels/cpu; compiled into each kernel set. Pure functions; thread-safe.
 #pragma once

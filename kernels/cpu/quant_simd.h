@@ -1,4 +1,4 @@
-// Helpers shared by the kernels that read GGUF's block types (dequantize.cc, matmul_stream.cc):
+// Helpers shared by the kernels that read GGUF's block types (dequantize.cc, matmul_stream_*.cc):
 // the packed scales of the K-quants and, with AVX2, the unpacking of bit planes into bytes.
 // Internal to kernels/cpu; compiled into each kernel set. Pure functions; thread-safe.
 #pragma once
