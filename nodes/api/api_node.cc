@@ -287,7 +287,7 @@ Status ApiNode::Submit(const api::GenerateRequest& request, std::shared_ptr<api:
     }
   }
   if (!status.ok()) {
-    streams_.Cancel(rid, request.rid);
+    streams_.Cancel(rid);
     return status;
   }
   return Status::Ok();

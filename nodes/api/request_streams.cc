@@ -54,13 +54,13 @@ Result<uint64_t> RequestStreams::Open(const api::GenerateRequest& request, std::
   return rid;
 }
 
-void RequestStreams::Cancel(uint64_t rid, const std::string& name) {
+void RequestStreams::Cancel(uint64_t rid) {
   std::lock_guard<std::mutex> l(mu_);
   auto it = pending_.find(rid);
   if (it == pending_.end()) return;
   CountEnded(it->second);
+  by_name_.erase(it->second.rid);
   pending_.erase(it);
-  by_name_.erase(name);
 }
 
 std::optional<std::pair<uint64_t, int32_t>> RequestStreams::Find(const std::string& name) const {

@@ -39,7 +39,7 @@ class RequestStreams {
   Result<uint64_t> Open(const api::GenerateRequest& request, std::shared_ptr<api::ResponseSink> sink, int32_t group,
                         router::Router::Ticket route, int64_t max_queued);
   // A request opened but never sent (the transport refused it): forgotten without an output.
-  void Cancel(uint64_t rid, const std::string& name);
+  void Cancel(uint64_t rid);
   // The pipeline id and group of the request named `name`; nullopt when it already ended.
   std::optional<std::pair<uint64_t, int32_t>> Find(const std::string& name) const;
   // Delivers one output message (validated) to the sinks of the requests it carries.

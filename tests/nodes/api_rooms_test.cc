@@ -55,7 +55,7 @@ TEST(RequestStreams, ACancelledRequestIsForgottenWithoutAnOutput) {
   auto sink = std::make_shared<Collecting>();
   auto rid = streams.Open(Named("a"), sink, 0, {0, 0}, 8);
   ASSERT_TRUE(rid.ok());
-  streams.Cancel(*rid, "a");
+  streams.Cancel(*rid);
   EXPECT_FALSE(streams.Find("a").has_value());
   EXPECT_TRUE(sink->outputs.empty());
   EXPECT_EQ(metrics.requests_in_flight.load(), 0);
