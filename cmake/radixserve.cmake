@@ -11,14 +11,30 @@ function(radixserve_library name)
   target_link_libraries(${name} PUBLIC ${ARG_DEPS})
 endfunction()
 
-# radixserve_test(NAME SOURCES ... [DEPS ...] [LABELS ...]): a GoogleTest program registered with ctest.
+# radixserve_test(NAME SOURCES ... [DEPS ...] [LABELS ...] [E2E] [TIMEOUT s]): a GoogleTest program
+# registered with ctest. Every test carries one of two labels: `e2e` (it starts processes: RouDi, the
+# launcher, the nodes; E2E) or `unit` (one process), so `ctest -L unit` runs the fast half alone.
+# Test code is compiled at -O1: what it drives is built optimised in the libraries, and -O3 on
+# assertion-heavy test bodies costs compile time for nothing.
+# An E2E test named in RADIXSERVE_E2E_RELEASE_ONLY (tests/sanitizer_scope.cmake) is neither built
+# nor registered in a sanitizer tree: callers that set its test properties check `if(TEST name)`.
 function(radixserve_test name)
-  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;DEPS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "E2E" "TIMEOUT" "SOURCES;DEPS;LABELS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main GTest::gmock)
   target_compile_definitions(${name} PRIVATE RADIXSERVE_SHARED_DIR="${RADIXSERVE_SHARED_DIR}"
                                              RADIXSERVE_BINARY_DIR="${CMAKE_BINARY_DIR}")
+  target_compile_options(${name} PRIVATE -O1)
+  if(ARG_E2E)
+    list(APPEND ARG_LABELS e2e)
+    if(RADIXSERVE_ASAN AND name IN_LIST RADIXSERVE_E2E_RELEASE_ONLY)
+      set_target_properties(${name} PROPERTIES EXCLUDE_FROM_ALL TRUE)
+      return()
+    endif()
+  else()
+    list(APPEND ARG_LABELS unit)
+  endif()
   add_test(NAME ${name} COMMAND ${name})
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 600)

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs radixserve's dependencies from Debian's apt.
-#   install-deps.sh            # everything: build, run, tests, benchmarks, fuzzing (the test command)
+#   install-deps.sh            # everything: build, run, tests, benchmarks, fuzzing (the test command),
+#                              # and the pinned JavaScript clients of the client tests (npm, into
+#                              # .cache/npm-clients: install-npm-clients.sh), so that tests need no network
 #   install-deps.sh --runtime  # only what building and running the product needs (the main job)
 #   install-deps.sh --cuda     # the run-time packages and Debian's CUDA toolkit (11.8 on bookworm, from
 #                              # contrib and non-free, which it adds to apt's Debian entries if missing)
@@ -35,6 +37,7 @@ TEST_PACKAGES=(
 CUDA_PACKAGES=(nvidia-cuda-toolkit)
 CUDA=0
 
+NPM_CLIENTS=0
 case "${1:-}" in
   --runtime) PACKAGES=("${RUNTIME_PACKAGES[@]}") ;;
   --cuda) PACKAGES=("${RUNTIME_PACKAGES[@]}")
@@ -46,7 +49,8 @@ case "${1:-}" in
           fi ;;
   "") PACKAGES=("${RUNTIME_PACKAGES[@]}" "${TEST_PACKAGES[@]}")
       # the official openai npm client test needs Node.js and npm (a newer one may be installed already)
-      command -v node >/dev/null && command -v npm >/dev/null || PACKAGES+=(nodejs npm) ;;
+      command -v node >/dev/null && command -v npm >/dev/null || PACKAGES+=(nodejs npm)
+      NPM_CLIENTS=1 ;;
   *) echo "install-deps: unknown argument '$1' (use --runtime, --cuda or nothing)" >&2; exit 2 ;;
 esac
 
@@ -57,8 +61,10 @@ for p in "${PACKAGES[@]}"; do
   fi
 done
 
+npm_clients() { [ "$NPM_CLIENTS" = 0 ] || bash "$(dirname "${BASH_SOURCE[0]}")/install-npm-clients.sh"; }
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#PACKAGES[@]} packages already installed"
+  npm_clients
   exit 0
 fi
 
@@ -98,4 +104,5 @@ if [ "$CUDA" = 1 ] && ! cuda_candidate; then
 fi
 $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" \
   || { echo "install-deps: apt-get install failed for: ${missing[*]}" >&2; exit 1; }
+npm_clients
 echo "install-deps: done"

@@ -2,8 +2,10 @@
 # The test command (CI runs exactly this): installs dependencies, then
 #   1. builds the Release tree (build/) and runs every test with ctest;
 #   2. builds the sanitizer tree (build-sanitize/: clang-14, ASan + UBSan, see build-sanitize.sh)
-#      and runs every test again on it: memory errors and undefined behaviour fail the test;
-#   3. runs each libFuzzer target from that tree for FUZZ_SECONDS (default 60) on its seed corpus.
+#      and runs every unit test and the end-to-end tests that drive node code on it
+#      (tests/sanitizer_scope.cmake): memory errors and undefined behaviour fail the test;
+#   3. runs each libFuzzer target from that tree for FUZZ_SECONDS (default 30) on its seed corpus.
+# ctest -L unit / -L e2e in either tree runs the one-process tests or those that start processes.
 # RADIXSERVE_TEST_QUICK=1 stops after step 1 (for iterating on a change).
 # Environment: RADIXSERVE_TEST_JOBS (ctest parallelism, default 2), FUZZ_SECONDS.
 set -euo pipefail
@@ -23,7 +25,7 @@ bash "$root/scripts/build.sh" -DRADIXSERVE_BUILD_TESTS=ON -DRADIXSERVE_ENABLE_CU
 (cd "$build" && ctest --output-on-failure -j "$jobs")
 [ "${RADIXSERVE_TEST_QUICK:-0}" = 1 ] && exit 0
 
-step "sanitizers: every test on an ASan + UBSan build"
+step "sanitizers: unit tests and node end-to-end tests on an ASan + UBSan build"
 RADIXSERVE_SANITIZE_BUILD_DIR="$sanitize" bash "$root/scripts/build-sanitize.sh"
 # Leak checking is off here: node processes end by signal, and LeakSanitizer reports what a killed
 # process still held (the fuzz runs below check leaks). Timeouts scale for the slower build.
@@ -31,6 +33,6 @@ RADIXSERVE_SANITIZE_BUILD_DIR="$sanitize" bash "$root/scripts/build-sanitize.sh"
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --output-on-failure -j "$jobs")
 
-step "fuzzing: each target for ${FUZZ_SECONDS:-60} s"
-RADIXSERVE_SANITIZE_BUILD_DIR="$sanitize" FUZZ_SECONDS="${FUZZ_SECONDS:-60}" bash "$root/scripts/fuzz.sh"
+step "fuzzing: each target for ${FUZZ_SECONDS:-30} s"
+RADIXSERVE_SANITIZE_BUILD_DIR="$sanitize" FUZZ_SECONDS="${FUZZ_SECONDS:-30}" bash "$root/scripts/fuzz.sh"
 step "all tests passed"

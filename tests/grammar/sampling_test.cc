@@ -345,7 +345,10 @@ TEST(GrammarSamplingTest, OutputsOfRealModelsValidateAgainstTheirSchemas) {
     auto lm = Load("tiny-llama-spm", path);
     ASSERT_TRUE(lm.ok()) << lm.status().ToString();
     ASSERT_EQ(lm->vocab->size(), 32000);
-    sums.push_back(RunModel(*lm, /*stride=*/20 * static_cast<int>(kSanitizedStride), /*offset=*/5, /*seed_base=*/2000, out));
+    // Under the sanitizers this model's forward passes are 90 % of the test's time: a quarter of
+    // the cases the Release stride takes there still runs every matcher path on a 32k vocabulary.
+    sums.push_back(RunModel(*lm, /*stride=*/20 * static_cast<int>(kSanitizedStride * kSanitizedStride), /*offset=*/5,
+                            /*seed_base=*/2000, out));
   }
   out.close();
 
@@ -394,7 +397,11 @@ TEST(GrammarSamplingTest, OutputsOfRealModelsValidateAgainstTheirSchemas) {
   EXPECT_EQ(checked, total.finished) << "the validator did not check every finished output";
   EXPECT_EQ(invalid, 0);
   EXPECT_GT(total.finished, 0);
-  EXPECT_GE(finished_share, kMinFinishedShare) << total.unfinished << " of " << ran << " runs reached the cap";
+  // The share is a statistic of the Release run's 300 cases; the sanitizers' sample is too small
+  // for it (their run is for memory errors and undefined behaviour).
+  if (kSanitizedStride == 1) {
+    EXPECT_GE(finished_share, kMinFinishedShare) << total.unfinished << " of " << ran << " runs reached the cap";
+  }
   EXPECT_EQ(total.problems, 0);
 }
 

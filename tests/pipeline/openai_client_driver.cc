@@ -1,8 +1,7 @@
-// Starts the pipeline and runs a Node.js client script against it: by default
-// openai_client_test.mjs (the official `openai` npm client, installed by the pipeline_npm_install
-// ctest fixture). The same driver runs the structured-output client scripts, each with its own
-// script, npm directory, required package and the line its last check prints
-// (tests/pipeline/CMakeLists.txt sets them), and the chat template the api is launched with.
+// Starts the pipeline and runs a Node.js client script against it (openai_client_test.mjs, the
+// structured-output and tool-call scripts): tests/pipeline/CMakeLists.txt sets, per test, the
+// script, the folder of pinned clients (scripts/install-npm-clients.sh), the package the script
+// needs, the line its last check prints and the chat template the api is launched with.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -14,9 +13,6 @@
 
 #ifndef CLIENT_REQUIRED_PACKAGE
 #define CLIENT_REQUIRED_PACKAGE "openai"
-#endif
-#ifndef CLIENT_EXPECT_LINE
-#define CLIENT_EXPECT_LINE "ok   twoChoices"
 #endif
 
 namespace radixserve::pipeline_test {
@@ -36,7 +32,7 @@ TEST(OpenAiClient, NodeScriptPasses) {
   ASSERT_TRUE(std::filesystem::exists(std::string(PIPELINE_NPM_DIR) + "/node_modules/" CLIENT_REQUIRED_PACKAGE
                                       "/package.json"))
       << "the " CLIENT_REQUIRED_PACKAGE " npm package is not installed in " << PIPELINE_NPM_DIR
-      << " (ctest runs the npm install fixture first)";
+      << " (scripts/install-deps.sh installs the pinned clients there: install-npm-clients.sh)";
   // NPM_DIR for every script; OPENAI_NPM_DIR is the name the openai scripts read.
   std::string cmd = std::string("NPM_DIR='") + PIPELINE_NPM_DIR + "' OPENAI_NPM_DIR='" + PIPELINE_NPM_DIR + "' '" +
                     NODE_EXECUTABLE + "' '" + OPENAI_CLIENT_SCRIPT + "' '" + g_env->pipeline().base_url() + "' 2>&1";
