@@ -84,15 +84,15 @@ void InBatchPrefixDedup::Compute(std::span<const Req* const> queue, std::span<co
   trie_.Reset();
   bool salted = false;
   for (size_t i = 0; i < queue.size(); ++i) {
-    if (queue[i]->cache_salt.empty()) consider(i); else salted = true;
+    if (queue[i]->spec.cache_salt.empty()) consider(i); else salted = true;
   }
   if (!salted) return;
   done_.assign(queue.size(), 0);
   for (size_t i = 0; i < queue.size(); ++i) {
-    if (queue[i]->cache_salt.empty() || done_[i]) continue;
+    if (queue[i]->spec.cache_salt.empty() || done_[i]) continue;
     trie_.Reset();
     for (size_t j = i; j < queue.size(); ++j)
-      if (!done_[j] && queue[j]->cache_salt == queue[i]->cache_salt) {
+      if (!done_[j] && queue[j]->spec.cache_salt == queue[i]->spec.cache_salt) {
         done_[j] = 1;
         consider(j);
       }

@@ -41,7 +41,7 @@ void PolicyRunner::Order(std::vector<Req*>* waiting, const OrderContext& ctx, Pr
   }
   if (fault == nullptr) {
     if (policy_->matched_prefixes())
-      for (const Req* r : view_) cache->TouchPrefix(CacheKey(r->tokens, r->cache_salt));
+      for (const Req* r : view_) cache->TouchPrefix(CacheKey(r->tokens, r->spec.cache_salt));
   } else {
     ++faults_;
     // One line per fault would flood the log when a broken plugin faults every iteration.

@@ -34,7 +34,7 @@ struct CacheKey {
 // The part of a waiting request a cache can serve, in its namespace: all but the last token (at
 // least one is always computed, SCHEDULER_SPEC 2.2).
 inline CacheKey MatchKeyOf(const Req& r) {
-  return {std::span<const int32_t>(r.tokens.data(), r.tokens.empty() ? 0 : r.tokens.size() - 1), r.cache_salt};
+  return {std::span<const int32_t>(r.tokens.data(), r.tokens.empty() ? 0 : r.tokens.size() - 1), r.spec.cache_salt};
 }
 
 // What a cache may do with the KV pool: give back the slots it evicts or drops, and (for its

@@ -30,8 +30,8 @@ void Scheduler::InitNextRoundInput(Req* r) {
   r->InitNextRoundInput();
   r->prefix_indices.clear();
   // At least one token is recomputed so the forward produces logits.
-  r->last_node = cache_->MatchPrefix(CacheKey(std::span<const int32_t>(r->tokens.data(), r->extend_end - 1), r->cache_salt),
-                                     &r->prefix_indices);
+  const CacheKey key(std::span<const int32_t>(r->tokens.data(), r->extend_end - 1), r->spec.cache_salt);
+  r->last_node = cache_->MatchPrefix(key, &r->prefix_indices);
   r->num_matched_prefix_tokens = static_cast<int32_t>(r->prefix_indices.size());
 }
 
@@ -115,7 +115,7 @@ Status Scheduler::GetNewBatchPrefill(Plan* plan, ScheduleBatch** out) {
   if (adder.new_chunked_req() != nullptr) chunked_req_ = adder.new_chunked_req();
   for (Req* r : can_run_) {
     if (r->start_time == 0) r->start_time = timeouts_on ? now : 1;  // nonzero: has run
-    SaltStats* salt = r->cache_salt.empty() ? nullptr : &requests_.StatsOfSalt(r->cache_salt);
+    SaltStats* salt = r->spec.cache_salt.empty() ? nullptr : &requests_.StatsOfSalt(r->spec.cache_salt);
     if (r->req_pool_idx < 0) {
       r->cache_protected_len = static_cast<int32_t>(r->prefix_indices.size());
       r->cached_tokens = std::max(r->cached_tokens, r->cache_protected_len);
@@ -137,8 +137,8 @@ Status Scheduler::GetNewBatchPrefill(Plan* plan, ScheduleBatch** out) {
 
   // Mixed chunked prefill (SCHEDULER_SPEC 1.5): running requests decode inside this batch.
   bool logprobs = false;
-  for (Req* r : prefill_.reqs) logprobs |= r->return_logprob;
-  for (Req* r : running_.reqs) logprobs |= r->return_logprob;
+  for (Req* r : prefill_.reqs) logprobs |= r->spec.return_logprob;
+  for (Req* r : running_.reqs) logprobs |= r->spec.return_logprob;
   if (mixed && !running_.empty() && !logprobs) {
     running_.Filter();
     if (!running_.empty() && decode_mem_.Check(running_.reqs, cache_.get())) {

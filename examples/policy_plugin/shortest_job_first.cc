@@ -32,7 +32,7 @@ class ShortestJobFirst final : public SchedulePolicy {
       const Req& r = *queue[i];
       // A dry-run match: how much of the prompt the cache already holds (nothing is locked).
       const int32_t cached = ctx.cache.shares_prefixes() ? ctx.cache.PeekMatchLength(radixserve::sched::MatchKeyOf(r)) : 0;
-      work_[i] = r.sampling.max_new_tokens + prompt_weight_ * radixserve::sched::UncachedPrefillWork(r, cached);
+      work_[i] = r.spec.sampling.max_new_tokens + prompt_weight_ * radixserve::sched::UncachedPrefillWork(r, cached);
     }
     order->resize(queue.size());
     std::iota(order->begin(), order->end(), 0);

@@ -55,7 +55,7 @@ class PolicyTest : public ::testing::Test {
     auto r = std::make_unique<Req>();
     r->tokens = tokens;
     r->input_len = static_cast<int32_t>(tokens.size());
-    r->sampling.max_new_tokens = max_new;
+    r->spec.sampling.max_new_tokens = max_new;
     r->arrival_seq = reqs_.size();
     reqs_.push_back(std::move(r));
     queue_.push_back(reqs_.back().get());
@@ -219,20 +219,16 @@ TEST_F(PolicyTest, LofRandomFcfs) {
 
 TEST_F(PolicyTest, PriorityOrderVictimAndPreemption) {
   Req* a = Add(Seq(1, 4));
-  a->has_priority = true;
-  a->priority = 5;
+  a->spec.priority = 5;
   Req* b = Add(Seq(2, 4));  // no priority: least important
   Req* c = Add(Seq(3, 4));
-  c->has_priority = true;
-  c->priority = 50;
+  c->spec.priority = 50;
   Req* d = Add(Seq(4, 4));
-  d->has_priority = true;
-  d->priority = 5;
+  d->spec.priority = 5;
   auto prio = Make(MakePriorityPolicy, std::span(kPriorityParams, kNumPriorityParams));
   EXPECT_EQ(OrderWith(*prio, radix_), (V{2, 0, 3, 1}));  // larger value first by default
   Req incoming;
-  incoming.has_priority = true;
-  incoming.priority = 20;
+  incoming.spec.priority = 20;
   incoming.arrival_seq = 99;
   EXPECT_EQ(prio->ChooseQueueVictim(queue_, incoming), 1);  // the one without priority
   EXPECT_TRUE(prio->MayPreempt(incoming, *a));   // 20 - 5 > 10
@@ -332,7 +328,7 @@ TEST(ShortestPrefillFirstCap, ReservesForStrictlyShorterWaitersThatFitWhole) {
 TEST_F(PolicyTest, RoutingKeyPrefersKeysInTheRunningBatch) {
   auto keyed = [&](const char* key, int32_t seed) {
     Req* r = Add(Seq(seed, 5));
-    r->routing_key = key;
+    r->spec.routing_key = key;
   };
   keyed("", 10);   // 0
   keyed("b", 20);  // 1
@@ -345,7 +341,7 @@ TEST_F(PolicyTest, RoutingKeyPrefersKeysInTheRunningBatch) {
   std::vector<const Req*> view;
   for (const char* k : {"a", "b", "a", "", "z"}) {
     running.push_back(std::make_unique<Req>());
-    running.back()->routing_key = k;
+    running.back()->spec.routing_key = k;
     view.push_back(running.back().get());
   }
   RoutingKeyPolicy policy;
@@ -358,10 +354,10 @@ TEST_F(PolicyTest, RoutingKeyPrefersKeysInTheRunningBatch) {
 // Salted requests (tenants) never deprioritize each other in the in-batch dedup.
 TEST_F(PolicyTest, InBatchDedupComparesOnlyWithinACacheSalt) {
   const V system_prompt = Seq(1000, 40);
-  Add(Cat(system_prompt, Seq(1, 5)))->cache_salt = "tenant-a";  // 0
-  Add(Cat(system_prompt, Seq(2, 5)))->cache_salt = "tenant-b";  // 1: first of its salt
-  Add(Cat(system_prompt, Seq(3, 5)))->cache_salt = "tenant-a";  // 2: sibling of 0 -> last
-  Add(Cat(system_prompt, Seq(4, 5)));                           // 3: first unsalted
+  Add(Cat(system_prompt, Seq(1, 5)))->spec.cache_salt = "tenant-a";  // 0
+  Add(Cat(system_prompt, Seq(2, 5)))->spec.cache_salt = "tenant-b";  // 1: first of its salt
+  Add(Cat(system_prompt, Seq(3, 5)))->spec.cache_salt = "tenant-a";  // 2: sibling of 0 -> last
+  Add(Cat(system_prompt, Seq(4, 5)));                                // 3: first unsalted
   auto lpm = Make(MakeLpmPolicy, std::span(kLpmParams, kNumLpmParams));
   EXPECT_EQ(OrderWith(*lpm, radix_), (V{0, 1, 3, 2}));
 }

@@ -203,9 +203,9 @@ void BM_SchedulerDecodeIteration(benchmark::State& state) {
       TokenizedRequest g;
       g.rid = static_cast<uint64_t>(i + 1);
       g.input_ids = Random(rng, 64);
-      g.sampling.max_new_tokens = 4000;
-      g.sampling.ignore_eos = true;
-      g.stream = true;
+      g.spec.sampling.max_new_tokens = 4000;
+      g.spec.sampling.ignore_eos = true;
+      g.spec.stream = true;
       sched->Submit(std::move(g));
     }
     while (sched->num_running() < static_cast<size_t>(n) || sched->num_waiting() > 0) (void)driver->Step();

@@ -13,8 +13,8 @@ const RsParamSpec kPriorityParams[] = {
 const uint32_t kNumPriorityParams = sizeof(kPriorityParams) / sizeof(kPriorityParams[0]);
 
 int64_t PriorityPolicy::Key(const Req& r) const {
-  if (!r.has_priority) return INT64_MAX;
-  return r.priority * sign_;
+  if (!r.spec.priority) return INT64_MAX;
+  return *r.spec.priority * sign_;
 }
 
 void PriorityPolicy::Order(std::span<const Req* const> queue, const OrderContext&, std::vector<int32_t>* order) {
