@@ -12,13 +12,10 @@
 #include <vector>
 
 #include "core/request/request_spec.h"
+#include "core/scheduler/cache_node.h"
 #include "core/util/finish_reason.h"
 
 namespace radixserve::sched {
-
-// Opaque handle to a node of a prefix cache (what match_prefix returned).
-struct CacheNode;
-using CacheNodeRef = CacheNode*;
 
 enum class ReqState : uint8_t { kWaiting, kPrefill, kRunning, kFinished };
 

@@ -19,7 +19,7 @@ bool Scheduler::ShortPrefillWaiting() const {
   const size_t n = std::min(waiting_.size(), kScan);
   bool short_one = false, long_one = chunked_req_ != nullptr;
   for (size_t i = 0; i < n && !(short_one && long_one); ++i) {
-    const Req& r = *waiting_[i];
+    const RequestView r(waiting_[i]);
     const int32_t match = cache_->shares_prefixes() ? cache_->PeekMatchLength(MatchKeyOf(r)) : 0;
     if (UncachedPrefillWork(r, match) <= config_.fair_prefill_chunk) short_one = true; else long_one = true;
   }
@@ -49,7 +49,7 @@ Status Scheduler::GetNewBatchPrefill(Plan* plan, ScheduleBatch** out) {
 
   // Order the waiting queue (the policy sees a read-only view and a const cache).
   if (!swaps_.draining() && !waiting_.empty()) {
-    policy_.Order(&waiting_, MakeOrderContext(), cache_.get());
+    policy_.Order(&waiting_, running_.reqs, MakeOrderContext(), cache_.get());
     stats_.policy_faults = policy_.faults();
   }
 
@@ -70,7 +70,7 @@ Status Scheduler::GetNewBatchPrefill(Plan* plan, ScheduleBatch** out) {
   const bool chunking = config_.chunked_prefill_size > 0;
   if (chunked_req_ != nullptr && chunking && waiters) {
     const int64_t budget = config_.chunked_prefill_size - opt.mixed_decode_tokens;
-    opt.chunked_req_limit = policy_.ChunkedReqLimit(*chunked_req_, waiting_, MakeOrderContext(), budget);
+    opt.chunked_req_limit = policy_.ChunkedReqLimit(*chunked_req_, waiting_, running_.reqs, MakeOrderContext(), budget);
   }
   PrefillAdder adder(opt, cache_.get(), alloc_.get(), running_.reqs, &can_run_);
   preempted_.clear();

@@ -153,14 +153,14 @@ void BM_LpmCalcPriority(benchmark::State& state) {
     if (g % 2 == 0) t.Put(groups.back());
   }
   std::vector<std::unique_ptr<Req>> reqs;
-  std::vector<const Req*> queue;
+  std::vector<RequestView> queue;
   for (int i = 0; i < n; ++i) {
     auto r = std::make_unique<Req>();
     r->tokens = groups[i % 8];
     V tail = Random(rng, 1024);
     r->tokens.insert(r->tokens.end(), tail.begin(), tail.end());
     r->input_len = 2048;
-    queue.push_back(r.get());
+    queue.emplace_back(r.get());
     reqs.push_back(std::move(r));
   }
   LpmPolicy lpm(128, 32, 32);

@@ -276,7 +276,7 @@ TEST(Scheduler, PolicySwapTakesEffectAtTheNextIteration) {
   EXPECT_EQ(h.sched->policy().name(), "fcfs");
   struct Marker : SchedulePolicy {
     std::string_view name() const override { return "marker"; }
-    void Order(std::span<const Req* const> q, const OrderContext&, std::vector<int32_t>* order) override {
+    void Order(std::span<const RequestView> q, const OrderContext&, std::vector<int32_t>* order) override {
       FcfsOrder(q.size(), order);
     }
   };
