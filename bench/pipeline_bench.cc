@@ -245,9 +245,9 @@ Result<double> InProcessRun(const std::shared_ptr<model::LlamaModel>& model, int
     sched::TokenizedRequest g;
     g.rid = static_cast<uint64_t>(i + 1);
     g.input_ids = Prompt();
-    g.sampling.temperature = 0;
-    g.sampling.max_new_tokens = tokens;
-    g.sampling.ignore_eos = true;
+    g.spec.sampling.temperature = 0;
+    g.spec.sampling.max_new_tokens = tokens;
+    g.spec.sampling.ignore_eos = true;
     s.Submit(std::move(g));
   }
   RS_RETURN_IF_ERROR(driver.RunUntilIdle());

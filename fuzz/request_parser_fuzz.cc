@@ -35,7 +35,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     CheckError(ok, error);
     if (ok) {
       FUZZ_CHECK(req.n >= 1 && req.n <= limits.max_n);
-      FUZZ_CHECK(static_cast<int32_t>(req.stop.size()) <= limits.max_stop_strings);
+      FUZZ_CHECK(static_cast<int32_t>(req.spec.stop_strs.size()) <= limits.max_stop_strings);
     }
   }
   {

@@ -175,14 +175,14 @@ class Engine {
       g.input_ids = tokenizer_->Encode("Sequence " + std::to_string(i) +
                                            ": list forty short product names as a JSON object with an \"items\" array.",
                                        true, false);
-      g.sampling.temperature = 1.0f;
-      g.sampling.seed = 1000 + static_cast<uint64_t>(i);
-      g.sampling.has_seed = true;
-      g.sampling.max_new_tokens = max_new_tokens;
+      g.spec.sampling.temperature = 1.0f;
+      g.spec.sampling.seed = 1000 + static_cast<uint64_t>(i);
+      g.spec.sampling.has_seed = true;
+      g.spec.sampling.max_new_tokens = max_new_tokens;
       // Unconstrained output is noise: never let a chance EOS shorten it. Constrained, EOS is only
       // sampleable where the schema is complete, and must end the request there.
-      g.sampling.ignore_eos = !spec.active();
-      g.grammar = spec;
+      g.spec.sampling.ignore_eos = !spec.active();
+      g.spec.grammar = spec;
       scheduler_->Submit(std::move(g));
     }
     Status s = driver_->RunUntilIdle();
@@ -201,9 +201,9 @@ class Engine {
     g.rid = ++next_rid_;
     rid_index_[g.rid] = 0;
     g.input_ids = std::move(ids);
-    g.sampling.temperature = 0.0f;
-    g.sampling.max_new_tokens = 1;
-    g.sampling.ignore_eos = true;
+    g.spec.sampling.temperature = 0.0f;
+    g.spec.sampling.max_new_tokens = 1;
+    g.spec.sampling.ignore_eos = true;
     scheduler_->Submit(std::move(g));
     Status s = driver_->RunUntilIdle();
     r.secs = std::chrono::duration<double>(Clock::now() - start_).count();

@@ -52,7 +52,7 @@ ApiError ParametersError(const std::vector<size_t>& tool_index, const Status& st
 
 // The grammar of the request's calls, or none (a family without one: logged).
 bool ConstrainCalls(ToolCallFamily family, const ApiLimits& limits, GenerateRequest* req, ApiError* error) {
-  if (req->grammar.active()) {
+  if (req->spec.grammar.active()) {
     *error = ApiError::BadRequest("response_format",
                                   "response_format: a constrained output cannot be combined with tools that may be "
                                   "called (use tool_choice \"none\", or describe the answer as a tool)");
@@ -88,7 +88,7 @@ bool ConstrainCalls(ToolCallFamily family, const ApiLimits& limits, GenerateRequ
     *error = ParametersError(tool_index, s);
     return false;
   }
-  req->grammar = std::move(g);
+  req->spec.grammar = std::move(g);
   return true;
 }
 
@@ -119,7 +119,8 @@ bool PrepareChat(const ChatPromptTemplate& chat_template, const ApiLimits& limit
   req->output_family = family;
   req->output_starts_in_reasoning = tool_calls::PromptEndsInReasoning(family, req->text);
   // Markup may be control tokens; the output parser removes it from what the client sees.
-  if (family != ToolCallFamily::kNone && req->skip_special_tokens_default) req->sampling.skip_special_tokens = false;
+  if (family != ToolCallFamily::kNone && req->skip_special_tokens_default)
+    req->spec.sampling.skip_special_tokens = false;
   return !calls_allowed || (ConstrainCalls(family, limits, req, error) && CheckConstrainedSampling(*req, error));
 }
 

@@ -16,8 +16,7 @@
 
 #include "core/api/priority_class.h"
 #include "core/grammar/grammar.h"
-#include "core/grammar/grammar_spec.h"
-#include "core/sampling/sampling_params.h"
+#include "core/request/request_spec.h"
 #include "core/tool_calls/family.h"
 
 namespace radixserve::api {
@@ -108,25 +107,15 @@ struct GenerateRequest {
   tool_calls::ToolCallFamily output_family = tool_calls::ToolCallFamily::kNone;
   bool output_starts_in_reasoning = false;
 
-  SamplingParams sampling;               // validated; sampling.logprobs = -1 when none asked
-  std::vector<std::string> stop;         // stop strings
-  std::vector<int32_t> stop_token_ids;
+  // What the engine past the HTTP layer needs of each choice: sampling, stops, logprobs, the
+  // structured-output constraint (validated by compiling it once: response_format.h) and the
+  // scheduling fields: the priority ("priority": a class name or a number, or the X-Priority
+  // header; the default class's number when none), the prefix-cache namespace ("cache_salt", or
+  // the API key's; "" = shared) and the routing key ("" = none).
+  RequestSpec spec;
   int32_t n = 1;
-  bool stream = false;
-  bool include_usage = false;            // stream_options.include_usage
-  bool return_logprob = false;           // logprobs of the chosen tokens
-  int32_t top_logprobs = 0;              // how many alternatives per position
-  // The structured-output constraint (response_format or a vLLM/SGLang extension field), already
-  // validated by compiling it once; kNone when the output is free (response_format.h).
-  grammar::GrammarSpec grammar;
-
-  // Scheduling: the priority ("priority": a class name or a number, or the X-Priority header; the
-  // default class's number when none), its class (limits, metrics), the prefix-cache namespace
-  // ("cache_salt", or the API key's; "" = shared) and the routing key ("" = none).
-  std::optional<int64_t> priority;
-  PriorityClass priority_class = PriorityClass::kDefault;
-  std::string cache_salt;
-  std::string routing_key;
+  bool include_usage = false;  // stream_options.include_usage
+  PriorityClass priority_class = PriorityClass::kDefault;  // spec.priority's class (limits, metrics)
 };
 
 }  // namespace radixserve::api

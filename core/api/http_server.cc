@@ -173,7 +173,7 @@ const std::string* HttpServer::TenantSalt(const HttpRequest& request) const {
 }
 
 bool HttpServer::ApplySchedulingContext(const HttpRequest& http, GenerateRequest* req, ApiError* error) const {
-  if (!req->priority) {
+  if (!req->spec.priority) {
     const std::string& header = http.Header("x-priority");
     if (!header.empty()) {
       Result<int64_t> p = ParsePriority(header);
@@ -181,12 +181,12 @@ bool HttpServer::ApplySchedulingContext(const HttpRequest& http, GenerateRequest
         *error = ApiError::BadRequest("X-Priority", "X-Priority: " + p.status().message());
         return false;
       }
-      req->priority = *p;
+      req->spec.priority = *p;
     }
   }
-  if (!req->priority) req->priority = InfoOf(PriorityClass::kDefault).priority;
-  req->priority_class = ClassOfPriority(*req->priority);
-  if (const std::string* salt = TenantSalt(http)) req->cache_salt = *salt;
+  if (!req->spec.priority) req->spec.priority = InfoOf(PriorityClass::kDefault).priority;
+  req->priority_class = ClassOfPriority(*req->spec.priority);
+  if (const std::string* salt = TenantSalt(http)) req->spec.cache_salt = *salt;
   return true;
 }
 
@@ -353,7 +353,7 @@ void HttpServer::HandleGenerate(const HttpRequest& http, HttpConnection& conn, E
     GenerateRequest sub = req;
     sub.n = 1;
     sub.rid = n == 1 ? req.rid : req.rid + "-" + std::to_string(i);
-    if (sub.sampling.has_seed) sub.sampling.seed += static_cast<uint64_t>(i);
+    if (sub.spec.sampling.has_seed) sub.spec.sampling.seed += static_cast<uint64_t>(i);
     Status s = backend_->Submit(sub, stream->SinkFor(i));
     if (!s.ok()) {
       abort_unfinished();
@@ -371,7 +371,7 @@ void HttpServer::HandleGenerate(const HttpRequest& http, HttpConnection& conn, E
   int32_t remaining = n;
   std::vector<RequestStream::Item> items;
 
-  if (!req.stream) {
+  if (!req.spec.stream) {
     while (remaining > 0) {
       if (!WaitForOutputs(conn, *stream, listener_, &items)) {
         abort_unfinished();
@@ -399,9 +399,10 @@ void HttpServer::HandleGenerate(const HttpRequest& http, HttpConnection& conn, E
         parsed.Finish(c.finish.kind == FinishKind::kLength);
         messages.push_back(parsed.message());
       }
-    std::string body = endpoint == Endpoint::kCompletions ? BuildCompletionResponse(ctx, choices, req.return_logprob)
-                       : chat ? BuildChatCompletionResponse(ctx, choices, messages, req.return_logprob)
-                              : BuildNativeGenerateResponse(choices, req.return_logprob);
+    const bool logprobs = req.spec.return_logprob;
+    std::string body = endpoint == Endpoint::kCompletions ? BuildCompletionResponse(ctx, choices, logprobs)
+                       : chat ? BuildChatCompletionResponse(ctx, choices, messages, logprobs)
+                              : BuildNativeGenerateResponse(choices, logprobs);
     conn.SendResponse(200, kJson, body);
     return;
   }
@@ -438,7 +439,7 @@ void HttpServer::HandleGenerate(const HttpRequest& http, HttpConnection& conn, E
       }
       if (o.text_delta.empty() && o.token_ids.empty() && o.logprobs.empty() && !done) continue;
       if (endpoint == Endpoint::kCompletions) {
-        out += BuildCompletionChunk(ctx, i, o, req.return_logprob, text_sent[i], usage_null);
+        out += BuildCompletionChunk(ctx, i, o, req.spec.return_logprob, text_sent[i], usage_null);
         text_sent[i] += o.text_delta.size();
       } else if (chat) {
         ChatOutput& parsed = chat_outputs[i];
@@ -450,9 +451,9 @@ void HttpServer::HandleGenerate(const HttpRequest& http, HttpConnection& conn, E
           delta.calls.insert(delta.calls.end(), rest.calls.begin(), rest.calls.end());
         }
         if (delta.empty() && !done && o.logprobs.empty()) continue;  // held back: markup may be starting
-        out += BuildChatChunk(ctx, i, delta, o, parsed.made_calls(), req.return_logprob, usage_null);
+        out += BuildChatChunk(ctx, i, delta, o, parsed.made_calls(), req.spec.return_logprob, usage_null);
       } else {
-        out += BuildNativeStreamEvent(choices[i], i, n > 1, req.return_logprob);
+        out += BuildNativeStreamEvent(choices[i], i, n > 1, req.spec.return_logprob);
       }
     }
   }

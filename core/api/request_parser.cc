@@ -181,7 +181,7 @@ bool ParseBody(std::string_view body, const ApiLimits& limits, json* out, ApiErr
 
 // Sampling fields shared by the OpenAI endpoints and the native sampling_params object.
 void ReadSamplingFields(FieldReader& r, const ApiLimits& limits, GenerateRequest* req) {
-  SamplingParams& sp = req->sampling;
+  SamplingParams& sp = req->spec.sampling;
   r.Float("temperature", 0.0, 2.0, "[0, 2]", &sp.temperature);
   r.Float("top_p", 0.0, 1.0, "(0, 1]", &sp.top_p, /*lo_open=*/true);
   int64_t top_k;
@@ -195,8 +195,8 @@ void ReadSamplingFields(FieldReader& r, const ApiLimits& limits, GenerateRequest
   r.Float("repetition_penalty", 0.0, 2.0, "(0, 2]", &sp.repetition_penalty, /*lo_open=*/true);
   r.Bool("ignore_eos", &sp.ignore_eos);
   r.Bool("skip_special_tokens", &sp.skip_special_tokens);
-  r.StopStrings("stop", limits, &req->stop);
-  r.TokenIds("stop_token_ids", limits.max_stop_token_ids, &req->stop_token_ids);
+  r.StopStrings("stop", limits, &req->spec.stop_strs);
+  r.TokenIds("stop_token_ids", limits.max_stop_token_ids, &req->spec.stop_token_ids);
   r.Int32("n", 1, limits.max_n, &req->n);
   // OpenAI's seed is a signed 64-bit integer; SGLang calls it sampling_seed.
   for (const char* key : {"seed", "sampling_seed"}) {
@@ -214,14 +214,15 @@ void ReadSchedulingFields(FieldReader& r, const ApiLimits& limits, GenerateReque
     if (p->is_string()) {
       Result<int64_t> v = ParsePriority(p->get<std::string>());
       if (!v.ok()) r.Fail("priority", v.status().message());
-      else req->priority = *v;
+      else req->spec.priority = *v;
     } else {
       int64_t v;
       if (!p->is_number()) r.Expected("priority", "a class name (interactive, default, bulk) or an integer", *p);
-      else if (r.Int("priority", kMinPriority, kMaxPriority, &v)) req->priority = v;
+      else if (r.Int("priority", kMinPriority, kMaxPriority, &v)) req->spec.priority = v;
     }
   }
-  for (auto [key, out] : {std::pair{"cache_salt", &req->cache_salt}, std::pair{"routing_key", &req->routing_key}}) {
+  for (auto [key, out] :
+       {std::pair{"cache_salt", &req->spec.cache_salt}, std::pair{"routing_key", &req->spec.routing_key}}) {
     r.String(key, out);
     if (r.ok() && out->size() > static_cast<size_t>(limits.max_key_bytes))
       r.Fail(key, "at most " + std::to_string(limits.max_key_bytes) + " bytes allowed, got " +
@@ -232,7 +233,7 @@ void ReadSchedulingFields(FieldReader& r, const ApiLimits& limits, GenerateReque
 // Runs SamplingParams::Validate for cross-field rules (min <= max tokens) and normalisation.
 bool FinishSampling(FieldReader& r, GenerateRequest* req) {
   if (!r.ok()) return false;
-  Status s = req->sampling.Validate();
+  Status s = req->spec.sampling.Validate();
   if (!s.ok()) {
     std::string field = s.message().substr(0, s.message().find(' '));
     return r.Fail(field, s.message());
@@ -244,11 +245,11 @@ bool FinishSampling(FieldReader& r, GenerateRequest* req) {
 void ReadOpenAiCommon(FieldReader& r, const ApiLimits& limits, GenerateRequest* req) {
   r.String("model", &req->model);
   r.String("rid", &req->rid);
-  r.Bool("stream", &req->stream);
+  r.Bool("stream", &req->spec.stream);
   if (const json* so = r.Get("stream_options")) {
     if (!so->is_object()) {
       r.Expected("stream_options", "an object", *so);
-    } else if (!req->stream) {
+    } else if (!req->spec.stream) {
       r.Fail("stream_options", "only allowed when stream is true");
     } else {
       auto it = so->find("include_usage");
@@ -259,9 +260,9 @@ void ReadOpenAiCommon(FieldReader& r, const ApiLimits& limits, GenerateRequest* 
     }
   }
   // max_completion_tokens supersedes the deprecated max_tokens.
-  r.Int32("max_tokens", 1, std::numeric_limits<int32_t>::max(), &req->sampling.max_new_tokens);
-  r.Int32("max_completion_tokens", 1, std::numeric_limits<int32_t>::max(), &req->sampling.max_new_tokens);
-  r.Int32("min_tokens", 0, std::numeric_limits<int32_t>::max(), &req->sampling.min_new_tokens);
+  r.Int32("max_tokens", 1, std::numeric_limits<int32_t>::max(), &req->spec.sampling.max_new_tokens);
+  r.Int32("max_completion_tokens", 1, std::numeric_limits<int32_t>::max(), &req->spec.sampling.max_new_tokens);
+  r.Int32("min_tokens", 0, std::numeric_limits<int32_t>::max(), &req->spec.sampling.min_new_tokens);
   ReadSamplingFields(r, limits, req);
   ReadSchedulingFields(r, limits, req);
   if (const json* bias = r.Get("logit_bias"); bias && !(bias->is_object() && bias->empty()))
@@ -314,17 +315,17 @@ bool ParseCompletionRequest(std::string_view body, const ApiLimits& limits, Gene
 
   if (const json* lp = r.Get("logprobs")) {
     if (lp->is_boolean()) {  // some clients send chat-style booleans
-      out->return_logprob = lp->get<bool>();
+      out->spec.return_logprob = lp->get<bool>();
     } else {
       int32_t n = 0;
       r.Int32("logprobs", 0, limits.max_logprobs, &n);
-      out->return_logprob = true;
-      out->top_logprobs = n;
+      out->spec.return_logprob = true;
+      out->spec.top_logprobs_num = n;
     }
   }
-  out->sampling.logprobs = out->return_logprob ? out->top_logprobs : -1;
+  out->spec.sampling.logprobs = out->spec.return_logprob ? out->spec.top_logprobs_num : -1;
   // Last: validating a constraint compiles it, the one costly check.
-  return FinishSampling(r, out) && ParseStructuredOutput(body, j, out->endpoint, limits, &out->grammar, error) &&
+  return FinishSampling(r, out) && ParseStructuredOutput(body, j, out->endpoint, limits, &out->spec.grammar, error) &&
          CheckConstrainedSampling(*out, error);
 }
 
@@ -386,13 +387,13 @@ bool ParseChatCompletionRequest(std::string_view body, const ApiLimits& limits, 
   r.Bool("add_generation_prompt", &out->add_generation_prompt);
   if (!ReadTemplateKwargs(r, &out->chat_template_kwargs)) return false;
 
-  r.Bool("logprobs", &out->return_logprob);
-  r.Int32("top_logprobs", 0, limits.max_logprobs, &out->top_logprobs);
-  if (r.ok() && r.Has("top_logprobs") && !out->return_logprob)
+  r.Bool("logprobs", &out->spec.return_logprob);
+  r.Int32("top_logprobs", 0, limits.max_logprobs, &out->spec.top_logprobs_num);
+  if (r.ok() && r.Has("top_logprobs") && !out->spec.return_logprob)
     return r.Fail("top_logprobs", "requires logprobs to be true");
-  out->sampling.logprobs = out->return_logprob ? out->top_logprobs : -1;
+  out->spec.sampling.logprobs = out->spec.return_logprob ? out->spec.top_logprobs_num : -1;
   // Last: validating a constraint compiles it, the one costly check.
-  return FinishSampling(r, out) && ParseStructuredOutput(body, j, out->endpoint, limits, &out->grammar, error) &&
+  return FinishSampling(r, out) && ParseStructuredOutput(body, j, out->endpoint, limits, &out->spec.grammar, error) &&
          CheckConstrainedSampling(*out, error);
 }
 
@@ -405,7 +406,7 @@ bool ParseNativeGenerateRequest(std::string_view body, const ApiLimits& limits, 
   FieldReader r(j, "", error);
   r.String("rid", &out->rid);
   r.String("model", &out->model);
-  r.Bool("stream", &out->stream);
+  r.Bool("stream", &out->spec.stream);
   bool has_text = r.Has("text"), has_ids = r.Has("input_ids");
   if (has_text == has_ids) return r.Fail("text", "exactly one of \"text\" or \"input_ids\" is required");
   if (has_text) {
@@ -416,24 +417,24 @@ bool ParseNativeGenerateRequest(std::string_view body, const ApiLimits& limits, 
     if (r.ok() && out->input_ids.empty()) return r.Fail("input_ids", "must not be empty");
     out->has_input_ids = true;
   }
-  r.Bool("return_logprob", &out->return_logprob);
-  r.Int32("top_logprobs_num", 0, limits.max_logprobs, &out->top_logprobs);
+  r.Bool("return_logprob", &out->spec.return_logprob);
+  r.Int32("top_logprobs_num", 0, limits.max_logprobs, &out->spec.top_logprobs_num);
   ReadSchedulingFields(r, limits, out);
   if (!r.ok()) return false;
 
   if (const json* sp = r.Get("sampling_params")) {
     if (!sp->is_object()) return r.Expected("sampling_params", "an object", *sp);
     FieldReader s(*sp, "sampling_params.", error);
-    s.Int32("max_new_tokens", 0, std::numeric_limits<int32_t>::max(), &out->sampling.max_new_tokens);
-    s.Int32("min_new_tokens", 0, std::numeric_limits<int32_t>::max(), &out->sampling.min_new_tokens);
-    s.Int32("stream_interval", 0, std::numeric_limits<int32_t>::max(), &out->sampling.stream_interval);
+    s.Int32("max_new_tokens", 0, std::numeric_limits<int32_t>::max(), &out->spec.sampling.max_new_tokens);
+    s.Int32("min_new_tokens", 0, std::numeric_limits<int32_t>::max(), &out->spec.sampling.min_new_tokens);
+    s.Int32("stream_interval", 0, std::numeric_limits<int32_t>::max(), &out->spec.sampling.stream_interval);
     ReadSamplingFields(s, limits, out);
     if (!s.ok()) return false;
   }
-  if (out->top_logprobs > 0 && !out->return_logprob) out->return_logprob = true;
-  out->sampling.logprobs = out->return_logprob ? out->top_logprobs : -1;
+  if (out->spec.top_logprobs_num > 0 && !out->spec.return_logprob) out->spec.return_logprob = true;
+  out->spec.sampling.logprobs = out->spec.return_logprob ? out->spec.top_logprobs_num : -1;
   // Last: validating a constraint compiles it, the one costly check.
-  return FinishSampling(r, out) && ParseStructuredOutput(body, j, out->endpoint, limits, &out->grammar, error) &&
+  return FinishSampling(r, out) && ParseStructuredOutput(body, j, out->endpoint, limits, &out->spec.grammar, error) &&
          CheckConstrainedSampling(*out, error);
 }
 

@@ -402,7 +402,7 @@ Status CompileToValidate(const grammar::GrammarSpec& spec, const grammar::Gramma
 }
 
 bool CheckConstrainedSampling(const GenerateRequest& request, ApiError* error) {
-  if (!request.grammar.active() || !request.sampling.ignore_eos) return true;
+  if (!request.spec.grammar.active() || !request.spec.sampling.ignore_eos) return true;
   *error = ApiError::BadRequest("ignore_eos", "ignore_eos: a request with a response_format or grammar ends where the "
                                               "grammar does and cannot ignore EOS");
   return false;

@@ -23,25 +23,25 @@ void BatchPreparer::Emit(Req& r, int32_t prefix_len, int32_t extend_len, const i
   f.extend_len = extend_len;
   f.token_offset = static_cast<int32_t>(fb->input_ids.size());
   f.sample = sample;
-  f.return_logprob = r.return_logprob;
-  f.top_logprobs_num = r.top_logprobs_num;
-  f.sampling = r.sampling;
+  f.return_logprob = r.spec.return_logprob;
+  f.top_logprobs_num = r.spec.top_logprobs_num;
+  f.sampling = r.spec.sampling;
   if (sample && !r.worker_state) {  // the worker creates the request's state at its first sampled step
     f.new_state = true;
     r.worker_state = true;
     f.history_offset = static_cast<int32_t>(fb->history_ids.size());
     // Penalties count the whole history; a grammar replays the output a resumed request made.
-    if (r.sampling.has_penalties() || r.grammar.active()) {
+    if (r.spec.sampling.has_penalties() || r.spec.grammar.active()) {
       const int32_t n = std::min(prefix_len, r.seq_len());
       fb->history_ids.insert(fb->history_ids.end(), r.tokens.begin(), r.tokens.begin() + n);
       f.history_len = n;
       f.output_begin = r.input_len;
     }
-    if (r.grammar.active()) {
-      f.grammar_kind = r.grammar.kind;
+    if (r.spec.grammar.active()) {
+      f.grammar_kind = r.spec.grammar.kind;
       f.grammar_offset = static_cast<int32_t>(fb->grammar_text.size());
-      f.grammar_len = static_cast<int32_t>(r.grammar.text.size());
-      fb->grammar_text.insert(fb->grammar_text.end(), r.grammar.text.begin(), r.grammar.text.end());
+      f.grammar_len = static_cast<int32_t>(r.spec.grammar.text.size());
+      fb->grammar_text.insert(fb->grammar_text.end(), r.spec.grammar.text.begin(), r.spec.grammar.text.end());
     }
   }
   for (int32_t p = prefix_len; p < prefix_len + extend_len; ++p)

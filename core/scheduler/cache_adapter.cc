@@ -17,8 +17,9 @@ void CacheAdapter::CacheFinishedReq(PrefixCache& cache, Req& req, bool insert) {
     const int32_t prot = std::min(req.cache_protected_len, aligned);
     if (insert) {
       // The cache takes the slots of tokens it did not have; ours of those it had are duplicates.
-      const int32_t had = cache.Insert(CacheKey(std::span<const int32_t>(req.tokens.data(), aligned), req.cache_salt), row.first(aligned),
-                                       req.priority);
+      // A request without a priority inserts at 0 (a cache node's default priority).
+      const CacheKey key(std::span<const int32_t>(req.tokens.data(), aligned), req.spec.cache_salt);
+      const int32_t had = cache.Insert(key, row.first(aligned), req.spec.priority.value_or(0));
       if (had > prot) Free(row.subspan(prot, had - prot));
     } else if (aligned > prot) {
       Free(row.subspan(prot, aligned - prot));
@@ -45,8 +46,8 @@ void CacheAdapter::CacheUnfinishedReq(PrefixCache& cache, Req& req) {
   }
   const int32_t aligned = static_cast<int32_t>(PageFloor(fill, page_));
   const int32_t prot = req.cache_protected_len;
-  const CacheKey keys(std::span<const int32_t>(req.tokens.data(), aligned), req.cache_salt);
-  const int32_t had = cache.Insert(keys, row.first(aligned), req.priority);
+  const CacheKey keys(std::span<const int32_t>(req.tokens.data(), aligned), req.spec.cache_salt);
+  const int32_t had = cache.Insert(keys, row.first(aligned), req.spec.priority.value_or(0));
   if (had > prot) Free(row.subspan(prot, had - prot));
   match_scratch_.clear();
   CacheNodeRef new_last = cache.MatchPrefix(keys, &match_scratch_);

@@ -1,6 +1,7 @@
 #include "core/scheduler/in_batch_prefix_dedup.h"
 
 #include <algorithm>
+#include <string_view>
 
 namespace radixserve::sched {
 
@@ -66,13 +67,13 @@ void TokenViewTrie::Insert(std::span<const int32_t> key) {
   if (pos < key.size()) AddChild(node, key.data() + pos, static_cast<int32_t>(key.size() - pos));
 }
 
-void InBatchPrefixDedup::Compute(std::span<const Req* const> queue, std::span<const int32_t> match_lens,
+void InBatchPrefixDedup::Compute(std::span<const RequestView> queue, std::span<const int32_t> match_lens,
                                  std::vector<uint8_t>* deprioritized) {
   deprioritized->assign(queue.size(), 0);
   if (check_threshold_ < 0) return;
   auto consider = [&](size_t i) {
     if (match_lens[i] > check_threshold_) return;
-    std::span<const int32_t> ids(queue[i]->tokens);
+    std::span<const int32_t> ids = queue[i].tokens();
     if (trie_.Match(ids) >= deprioritize_threshold_) {
       (*deprioritized)[i] = 1;  // an earlier request already carries this prefix
     } else {
@@ -84,15 +85,16 @@ void InBatchPrefixDedup::Compute(std::span<const Req* const> queue, std::span<co
   trie_.Reset();
   bool salted = false;
   for (size_t i = 0; i < queue.size(); ++i) {
-    if (queue[i]->cache_salt.empty()) consider(i); else salted = true;
+    if (queue[i].cache_salt().empty()) consider(i); else salted = true;
   }
   if (!salted) return;
   done_.assign(queue.size(), 0);
   for (size_t i = 0; i < queue.size(); ++i) {
-    if (queue[i]->cache_salt.empty() || done_[i]) continue;
+    const std::string_view salt = queue[i].cache_salt();
+    if (salt.empty() || done_[i]) continue;
     trie_.Reset();
     for (size_t j = i; j < queue.size(); ++j)
-      if (!done_[j] && queue[j]->cache_salt == queue[i]->cache_salt) {
+      if (!done_[j] && queue[j].cache_salt() == salt) {
         done_[j] = 1;
         consider(j);
       }

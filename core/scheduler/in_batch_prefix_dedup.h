@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/scheduler/plugin_abi.h"
-#include "core/scheduler/req.h"
+#include "core/scheduler/request_view.h"
 
 namespace radixserve::sched {
 
@@ -47,7 +47,7 @@ class InBatchPrefixDedup {
   InBatchPrefixDedup(int32_t check_threshold, int32_t deprioritize_threshold)
       : check_threshold_(check_threshold), deprioritize_threshold_(deprioritize_threshold) {}
   // match_lens[i]: request i's match against the real cache. Sets (*deprioritized)[i].
-  void Compute(std::span<const Req* const> queue, std::span<const int32_t> match_lens,
+  void Compute(std::span<const RequestView> queue, std::span<const int32_t> match_lens,
                std::vector<uint8_t>* deprioritized);
 
  private:

@@ -10,8 +10,8 @@ void OutputStreamer::Consider(Req& req) {
     if (req.finished_output) return;  // overlap double-call guard
     req.finished_output = true;
     should_output = true;
-  } else if (req.stream) {
-    const int32_t k = req.sampling.stream_interval > 0 ? req.sampling.stream_interval : stream_interval_;
+  } else if (req.spec.stream) {
+    const int32_t k = req.spec.sampling.stream_interval > 0 ? req.spec.sampling.stream_interval : stream_interval_;
     const int32_t n = req.output_len();
     should_output = k > 1 ? (n % k == 1) : (n % k == 0);
     if (should_output && checker_->TailMayStartStopString(req)) should_output = false;
@@ -31,14 +31,14 @@ void OutputStreamer::Consider(Req& req) {
     o.prompt_tail.assign(in.end() - static_cast<std::ptrdiff_t>(n), in.end());
     req.context_sent = true;
   }
-  o.skip_special_tokens = req.sampling.skip_special_tokens;
+  o.skip_special_tokens = req.spec.sampling.skip_special_tokens;
   o.output_logprobs.clear();
-  if (req.return_logprob && req.sent_output_len < static_cast<int32_t>(req.output_logprobs.size()))
+  if (req.spec.return_logprob && req.sent_output_len < static_cast<int32_t>(req.output_logprobs.size()))
     o.output_logprobs.assign(req.output_logprobs.begin() + req.sent_output_len, req.output_logprobs.end());
-  o.top_n = req.top_logprobs_num;
+  o.top_n = req.spec.top_logprobs_num;
   o.top_ids.clear();
   o.top_logprobs.clear();
-  const size_t top_from = static_cast<size_t>(req.sent_output_len) * req.top_logprobs_num;
+  const size_t top_from = static_cast<size_t>(req.sent_output_len) * req.spec.top_logprobs_num;
   if (o.top_n > 0 && top_from < req.output_top_ids.size()) {
     o.top_ids.assign(req.output_top_ids.begin() + top_from, req.output_top_ids.end());
     o.top_logprobs.assign(req.output_top_logprobs.begin() + top_from, req.output_top_logprobs.end());

@@ -4,17 +4,35 @@
 
 #include <algorithm>
 #include <exception>
+#include <span>
 #include <string>
 
 namespace radixserve::sched {
 
-void PolicyRunner::Order(std::vector<Req*>* waiting, const OrderContext& ctx, PrefixCache* cache) {
-  view_.assign(waiting->begin(), waiting->end());
+namespace {
+// Refills *views with views of `reqs` (its capacity is kept: no allocation once warm).
+std::span<const RequestView> ViewsOf(const std::vector<Req*>& reqs, std::vector<RequestView>* views) {
+  views->clear();
+  for (const Req* r : reqs) views->emplace_back(r);
+  return *views;
+}
+}  // namespace
+
+OrderContext PolicyRunner::WithRunning(const OrderContext& ctx, const std::vector<Req*>& running) {
+  OrderContext with = ctx;
+  with.running = ViewsOf(running, &running_views_);
+  return with;
+}
+
+void PolicyRunner::Order(std::vector<Req*>* waiting, const std::vector<Req*>& running, const OrderContext& ctx,
+                         PrefixCache* cache) {
+  const std::span<const RequestView> queue = ViewsOf(*waiting, &queue_views_);
+  const OrderContext with_running = WithRunning(ctx, running);
   const size_t n = waiting->size();
   const char* fault = nullptr;
   std::string what;
   try {
-    policy_->Order(view_, ctx, &order_);
+    policy_->Order(queue, with_running, &order_);
   } catch (const std::exception& e) {
     fault = "threw";
     what = e.what();
@@ -41,7 +59,7 @@ void PolicyRunner::Order(std::vector<Req*>* waiting, const OrderContext& ctx, Pr
   }
   if (fault == nullptr) {
     if (policy_->matched_prefixes())
-      for (const Req* r : view_) cache->TouchPrefix(CacheKey(r->tokens, r->cache_salt));
+      for (const Req* r : *waiting) cache->TouchPrefix(CacheKey(r->tokens, r->spec.cache_salt));
   } else {
     ++faults_;
     // One line per fault would flood the log when a broken plugin faults every iteration.
@@ -55,14 +73,13 @@ void PolicyRunner::Order(std::vector<Req*>* waiting, const OrderContext& ctx, Pr
 }
 
 int32_t PolicyRunner::ChooseQueueVictim(const std::vector<Req*>& waiting, const Req& incoming) {
-  view_.assign(waiting.begin(), waiting.end());
-  return policy_->ChooseQueueVictim(view_, incoming);
+  return policy_->ChooseQueueVictim(ViewsOf(waiting, &queue_views_), RequestView(incoming));
 }
 
-int64_t PolicyRunner::ChunkedReqLimit(const Req& chunked, const std::vector<Req*>& waiting, const OrderContext& ctx,
-                                      int64_t budget) {
-  view_.assign(waiting.begin(), waiting.end());
-  return policy_->ChunkedReqLimit(chunked, view_, ctx, budget);
+int64_t PolicyRunner::ChunkedReqLimit(const Req& chunked, const std::vector<Req*>& waiting,
+                                      const std::vector<Req*>& running, const OrderContext& ctx, int64_t budget) {
+  return policy_->ChunkedReqLimit(RequestView(chunked), ViewsOf(waiting, &queue_views_), WithRunning(ctx, running),
+                                  budget);
 }
 
 const std::vector<Req*>& PolicyRunner::PreemptionCandidates(const std::vector<Req*>& running, const Req& incoming) {
@@ -70,10 +87,10 @@ const std::vector<Req*>& PolicyRunner::PreemptionCandidates(const std::vector<Re
   for (Req* r : running)
     if (!r->finished()) victims_.push_back(r);
   std::stable_sort(victims_.begin(), victims_.end(),
-                   [&](const Req* a, const Req* b) { return policy_->PreemptBefore(*a, *b); });
+                   [&](const Req* a, const Req* b) { return policy_->PreemptBefore(RequestView(a), RequestView(b)); });
   // Only a prefix of that order may go: the first the policy refuses ends the candidates.
   size_t may = 0;
-  while (may < victims_.size() && policy_->MayPreempt(incoming, *victims_[may])) ++may;
+  while (may < victims_.size() && policy_->MayPreempt(RequestView(incoming), RequestView(victims_[may]))) ++may;
   victims_.resize(may);
   return victims_;
 }

@@ -82,7 +82,7 @@ Req* PrefillAdder::AddChunkedReq(Req* req) {
 bool PrefillAdder::IgnoreEosSimulationFits(const Req& cand, int64_t extend) {
   sim_.clear();
   auto add = [&](const Req& r) {
-    const double ratio = r.sampling.ignore_eos ? 1.0 : opt_.new_token_ratio;
+    const double ratio = r.spec.sampling.ignore_eos ? 1.0 : opt_.new_token_ratio;
     const int64_t max_new = std::min<int64_t>(r.max_new_tokens(), opt_.clip_max_new_tokens);
     sim_.emplace_back(static_cast<double>(max_new) * ratio - r.output_len(), r.seq_len());
   };
@@ -114,10 +114,10 @@ AddReqResult PrefillAdder::AddOneReq(Req* req) {
   cache_->IncLockRef(req->last_node);
   AddReqResult verdict = AddReqResult::kContinue;
   // The grammar a request's first sampled step carries counts against the batch's message budget.
-  const int64_t grammar_bytes = req->grammar.active() && !req->worker_state ? req->grammar.text.size() : 0;
+  const int64_t grammar_bytes = req->spec.grammar.active() && !req->worker_state ? req->spec.grammar.text.size() : 0;
   // So do the prefix slots its worker row lacks and the history its first sampled step carries
   // (batch_preparer.cc Emit).
-  const bool carries_history = !req->worker_state && (req->sampling.has_penalties() || req->grammar.active());
+  const bool carries_history = !req->worker_state && (req->spec.sampling.has_penalties() || req->spec.grammar.active());
   const int64_t prefix_ids = prefix - std::min<int64_t>(req->worker_synced_len, prefix) +
                              (carries_history ? std::min<int64_t>(prefix, req->seq_len()) : 0);
   if (total_tokens >= rem_total_tokens()) {
@@ -127,7 +127,7 @@ AddReqResult PrefillAdder::AddOneReq(Req* req) {
     verdict = AddReqResult::kOther;
   } else if (prefix_ids > 0 && !can_run_->empty() && prefix_ids_ + prefix_ids > kMaxBatchPrefixIds) {
     verdict = AddReqResult::kOther;
-  } else if (req->sampling.ignore_eos && !cache_->shares_prefixes() && !IgnoreEosSimulationFits(*req, extend)) {
+  } else if (req->spec.sampling.ignore_eos && !cache_->shares_prefixes() && !IgnoreEosSimulationFits(*req, extend)) {
     verdict = AddReqResult::kNoToken;
   } else if (!chunking() && !can_run_->empty() && CeilPage(extend) >= rem_input_tokens_) {
     verdict = AddReqResult::kOther;

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "core/scheduler/cache_event.h"
-#include "core/scheduler/req.h"
+#include "core/scheduler/cache_node.h"
 #include "core/util/status.h"
 
 namespace radixserve::sched {
@@ -30,12 +30,6 @@ struct CacheKey {
   CacheKey(std::span<const int32_t> t, std::string_view n = {}) : tokens(t), ns(n) {}
   CacheKey(const std::vector<int32_t>& t, std::string_view n = {}) : tokens(t), ns(n) {}
 };
-
-// The part of a waiting request a cache can serve, in its namespace: all but the last token (at
-// least one is always computed, SCHEDULER_SPEC 2.2).
-inline CacheKey MatchKeyOf(const Req& r) {
-  return {std::span<const int32_t>(r.tokens.data(), r.tokens.empty() ? 0 : r.tokens.size() - 1), r.cache_salt};
-}
 
 // What a cache may do with the KV pool: give back the slots it evicts or drops, and (for its
 // self-check only) ask whether a slot is free. The scheduler binds both to its allocator

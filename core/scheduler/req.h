@@ -11,15 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "core/grammar/grammar_spec.h"
-#include "core/sampling/sampling_params.h"
+#include "core/request/request_spec.h"
+#include "core/scheduler/cache_node.h"
 #include "core/util/finish_reason.h"
 
 namespace radixserve::sched {
-
-// Opaque handle to a node of a prefix cache (what match_prefix returned).
-struct CacheNode;
-using CacheNodeRef = CacheNode*;
 
 enum class ReqState : uint8_t { kWaiting, kPrefill, kRunning, kFinished };
 
@@ -28,17 +24,10 @@ struct Req {
   uint64_t rid = 0;
   std::vector<int32_t> tokens;  // prompt followed by output ids
   int32_t input_len = 0;
-  SamplingParams sampling;
-  std::vector<int32_t> stop_token_ids;
-  std::vector<std::string> stop_strs;
+  // What the client asked (sampling, stops, logprobs, priority, routing key, cache salt, grammar),
+  // as it arrived; RequestTable clips max_new_tokens and top_logprobs_num to what can be served.
+  RequestSpec spec;
   int32_t stop_str_max_len = 0;  // longest stop string, in tokens (upper bound)
-  bool stream = false;
-  bool return_logprob = false;
-  grammar::GrammarSpec grammar;  // what the worker constrains sampling to (kNone: nothing)
-  bool has_priority = false;
-  int64_t priority = 0;
-  std::string routing_key;  // "" when none: the routing-key policy groups requests by it
-  std::string cache_salt;   // "" when none: the prefix-cache namespace (tenants never share entries)
   uint64_t arrival_seq = 0;     // wait-queue entry order (FCFS key, ties)
   double wait_entry_time = 0;   // seconds, monotonic (the scheduler's clock) at arrival
   double start_time = 0;        // seconds, monotonic, at first admission; 0 until then
@@ -71,8 +60,7 @@ struct Req {
   bool finished_output = false;  // final output already streamed (overlap guard)
   int32_t sent_output_len = 0;   // output tokens already streamed
   std::vector<float> output_logprobs;
-  int32_t top_logprobs_num = 0;
-  std::vector<int32_t> output_top_ids;       // top_logprobs_num per generated token
+  std::vector<int32_t> output_top_ids;       // spec.top_logprobs_num per generated token
   std::vector<float> output_top_logprobs;
 
   int32_t output_len() const { return static_cast<int32_t>(tokens.size()) - input_len; }
@@ -84,7 +72,7 @@ struct Req {
   std::span<const int32_t> fill_ids() const { return {tokens.data(), static_cast<size_t>(extend_end)}; }
   int32_t extend_len() const { return extend_end - extend_begin; }
   bool finished() const { return finish.finished(); }
-  int32_t max_new_tokens() const { return sampling.max_new_tokens; }
+  int32_t max_new_tokens() const { return spec.sampling.max_new_tokens; }
 
   // Computes the next round's fill range: everything not yet computed (prompt + output).
   void InitNextRoundInput() { extend_end = seq_len(); }

@@ -29,21 +29,13 @@ Req* RequestTable::Create(TokenizedRequest&& g, double now, int64_t processed_pr
   r->rid = g.rid;
   r->tokens = std::move(g.input_ids);
   r->input_len = static_cast<int32_t>(r->tokens.size());
-  r->sampling = g.sampling;
-  r->stop_token_ids = std::move(g.stop_token_ids);
-  r->stop_strs = std::move(g.stop_strs);
-  for (const auto& s : r->stop_strs) r->stop_str_max_len = std::max<int32_t>(r->stop_str_max_len, s.size());
-  r->stream = g.stream;
-  r->return_logprob = g.return_logprob;
-  r->top_logprobs_num = r->return_logprob ? std::clamp(g.top_logprobs_num, 0, 20) : 0;
-  r->has_priority = g.priority.has_value();
-  r->priority = g.priority.value_or(0);
+  r->spec = std::move(g.spec);
+  // Derived state, and the clip of what the client asked to what is served.
+  for (const auto& s : r->spec.stop_strs) r->stop_str_max_len = std::max<int32_t>(r->stop_str_max_len, s.size());
+  r->spec.top_logprobs_num = r->spec.return_logprob ? std::clamp(r->spec.top_logprobs_num, 0, 20) : 0;
   r->arrival_seq = ++arrival_seq_;
   r->wait_entry_time = now;
   r->arrival_processed_tokens = processed_prefill_tokens;
-  r->routing_key = std::move(g.routing_key);
-  r->cache_salt = std::move(g.cache_salt);
-  r->grammar = std::move(g.grammar);
   if (reqs_.count(r->rid)) {  // not indexed: the id stays the earlier request's
     *refusal = FinishReason::Abort("duplicate request id " + std::to_string(r->rid), 400);
     return r;
@@ -81,8 +73,9 @@ bool RequestTable::Validate(Req* r, FinishReason* refusal) const {
     *refusal = FinishReason::Abort(why, 400);
     return false;
   }
-  r->sampling.max_new_tokens = static_cast<int32_t>(std::min<int64_t>(r->sampling.max_new_tokens, limit));
-  r->sampling.min_new_tokens = std::min(r->sampling.min_new_tokens, r->sampling.max_new_tokens);
+  SamplingParams& sp = r->spec.sampling;
+  sp.max_new_tokens = static_cast<int32_t>(std::min<int64_t>(sp.max_new_tokens, limit));
+  sp.min_new_tokens = std::min(sp.min_new_tokens, sp.max_new_tokens);
   return true;
 }
 

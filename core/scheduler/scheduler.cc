@@ -241,7 +241,6 @@ void Scheduler::set_cache_events(CacheEventSink* sink) {
 OrderContext Scheduler::MakeOrderContext() const {
   OrderContext ctx{*cache_, now_()};
   ctx.processed_prefill_tokens = processed_prefill_tokens_;
-  ctx.running = std::span<const Req* const>(running_.reqs.data(), running_.reqs.size());
   ctx.page_size = config_.page_size;
   return ctx;
 }

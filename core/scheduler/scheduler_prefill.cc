@@ -19,7 +19,7 @@ bool Scheduler::ShortPrefillWaiting() const {
   const size_t n = std::min(waiting_.size(), kScan);
   bool short_one = false, long_one = chunked_req_ != nullptr;
   for (size_t i = 0; i < n && !(short_one && long_one); ++i) {
-    const Req& r = *waiting_[i];
+    const RequestView r(waiting_[i]);
     const int32_t match = cache_->shares_prefixes() ? cache_->PeekMatchLength(MatchKeyOf(r)) : 0;
     if (UncachedPrefillWork(r, match) <= config_.fair_prefill_chunk) short_one = true; else long_one = true;
   }
@@ -30,8 +30,8 @@ void Scheduler::InitNextRoundInput(Req* r) {
   r->InitNextRoundInput();
   r->prefix_indices.clear();
   // At least one token is recomputed so the forward produces logits.
-  r->last_node = cache_->MatchPrefix(CacheKey(std::span<const int32_t>(r->tokens.data(), r->extend_end - 1), r->cache_salt),
-                                     &r->prefix_indices);
+  const CacheKey key(std::span<const int32_t>(r->tokens.data(), r->extend_end - 1), r->spec.cache_salt);
+  r->last_node = cache_->MatchPrefix(key, &r->prefix_indices);
   r->num_matched_prefix_tokens = static_cast<int32_t>(r->prefix_indices.size());
 }
 
@@ -49,7 +49,7 @@ Status Scheduler::GetNewBatchPrefill(Plan* plan, ScheduleBatch** out) {
 
   // Order the waiting queue (the policy sees a read-only view and a const cache).
   if (!swaps_.draining() && !waiting_.empty()) {
-    policy_.Order(&waiting_, MakeOrderContext(), cache_.get());
+    policy_.Order(&waiting_, running_.reqs, MakeOrderContext(), cache_.get());
     stats_.policy_faults = policy_.faults();
   }
 
@@ -70,7 +70,7 @@ Status Scheduler::GetNewBatchPrefill(Plan* plan, ScheduleBatch** out) {
   const bool chunking = config_.chunked_prefill_size > 0;
   if (chunked_req_ != nullptr && chunking && waiters) {
     const int64_t budget = config_.chunked_prefill_size - opt.mixed_decode_tokens;
-    opt.chunked_req_limit = policy_.ChunkedReqLimit(*chunked_req_, waiting_, MakeOrderContext(), budget);
+    opt.chunked_req_limit = policy_.ChunkedReqLimit(*chunked_req_, waiting_, running_.reqs, MakeOrderContext(), budget);
   }
   PrefillAdder adder(opt, cache_.get(), alloc_.get(), running_.reqs, &can_run_);
   preempted_.clear();
@@ -115,7 +115,7 @@ Status Scheduler::GetNewBatchPrefill(Plan* plan, ScheduleBatch** out) {
   if (adder.new_chunked_req() != nullptr) chunked_req_ = adder.new_chunked_req();
   for (Req* r : can_run_) {
     if (r->start_time == 0) r->start_time = timeouts_on ? now : 1;  // nonzero: has run
-    SaltStats* salt = r->cache_salt.empty() ? nullptr : &requests_.StatsOfSalt(r->cache_salt);
+    SaltStats* salt = r->spec.cache_salt.empty() ? nullptr : &requests_.StatsOfSalt(r->spec.cache_salt);
     if (r->req_pool_idx < 0) {
       r->cache_protected_len = static_cast<int32_t>(r->prefix_indices.size());
       r->cached_tokens = std::max(r->cached_tokens, r->cache_protected_len);
@@ -137,8 +137,8 @@ Status Scheduler::GetNewBatchPrefill(Plan* plan, ScheduleBatch** out) {
 
   // Mixed chunked prefill (SCHEDULER_SPEC 1.5): running requests decode inside this batch.
   bool logprobs = false;
-  for (Req* r : prefill_.reqs) logprobs |= r->return_logprob;
-  for (Req* r : running_.reqs) logprobs |= r->return_logprob;
+  for (Req* r : prefill_.reqs) logprobs |= r->spec.return_logprob;
+  for (Req* r : running_.reqs) logprobs |= r->spec.return_logprob;
   if (mixed && !running_.empty() && !logprobs) {
     running_.Filter();
     if (!running_.empty() && decode_mem_.Check(running_.reqs, cache_.get())) {

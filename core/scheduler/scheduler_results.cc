@@ -70,10 +70,10 @@ void Scheduler::ProcessBatchResult(const Plan& plan, const ForwardResult& result
       continue;
     }
     r->tokens.push_back(result.next_token_ids[i]);
-    if (r->return_logprob && i < result.logprobs.size()) r->output_logprobs.push_back(result.logprobs[i]);
-    if (r->top_logprobs_num > 0) {  // exactly top_logprobs_num entries per token, padded with id -1
+    if (r->spec.return_logprob && i < result.logprobs.size()) r->output_logprobs.push_back(result.logprobs[i]);
+    if (r->spec.top_logprobs_num > 0) {  // exactly top_logprobs_num entries per token, padded with id -1
       const int32_t n = result.top_n;
-      for (int32_t k = 0; k < r->top_logprobs_num; ++k) {
+      for (int32_t k = 0; k < r->spec.top_logprobs_num; ++k) {
         const bool have = k < n && (i * n + k) < result.top_ids.size();
         r->output_top_ids.push_back(have ? result.top_ids[i * n + k] : -1);
         r->output_top_logprobs.push_back(have ? result.top_logprobs[i * n + k] : 0.0f);

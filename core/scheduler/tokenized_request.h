@@ -2,12 +2,9 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
-#include <string>
 #include <vector>
 
-#include "core/grammar/grammar_spec.h"
-#include "core/sampling/sampling_params.h"
+#include "core/request/request_spec.h"
 
 namespace radixserve::sched {
 
@@ -16,16 +13,7 @@ namespace radixserve::sched {
 struct TokenizedRequest {
   uint64_t rid = 0;
   std::vector<int32_t> input_ids;
-  SamplingParams sampling;
-  std::vector<int32_t> stop_token_ids;
-  std::vector<std::string> stop_strs;
-  bool stream = false;
-  bool return_logprob = false;
-  int32_t top_logprobs_num = 0;
-  std::optional<int64_t> priority;
-  std::string routing_key;  // "" when none
-  std::string cache_salt;   // "" when none
-  grammar::GrammarSpec grammar;  // structured output; kind kNone when unconstrained
+  RequestSpec spec;  // the choice's GenerateRequest::spec
 };
 
 }  // namespace radixserve::sched

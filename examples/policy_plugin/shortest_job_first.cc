@@ -18,7 +18,7 @@ namespace example {
 using radixserve::Result;
 using radixserve::sched::OrderContext;
 using radixserve::sched::Params;
-using radixserve::sched::Req;
+using radixserve::sched::RequestView;
 using radixserve::sched::SchedulePolicy;
 
 class ShortestJobFirst final : public SchedulePolicy {
@@ -26,13 +26,14 @@ class ShortestJobFirst final : public SchedulePolicy {
   explicit ShortestJobFirst(double prompt_weight) : prompt_weight_(prompt_weight) {}
   std::string_view name() const override { return "shortest-job-first"; }
 
-  void Order(std::span<const Req* const> queue, const OrderContext& ctx, std::vector<int32_t>* order) override {
+  // A policy reads requests through RequestView (request_view.h): the few facts an ordering needs.
+  void Order(std::span<const RequestView> queue, const OrderContext& ctx, std::vector<int32_t>* order) override {
     work_.resize(queue.size());
     for (size_t i = 0; i < queue.size(); ++i) {
-      const Req& r = *queue[i];
+      const RequestView r = queue[i];
       // A dry-run match: how much of the prompt the cache already holds (nothing is locked).
       const int32_t cached = ctx.cache.shares_prefixes() ? ctx.cache.PeekMatchLength(radixserve::sched::MatchKeyOf(r)) : 0;
-      work_[i] = r.sampling.max_new_tokens + prompt_weight_ * radixserve::sched::UncachedPrefillWork(r, cached);
+      work_[i] = r.max_new_tokens() + prompt_weight_ * radixserve::sched::UncachedPrefillWork(r, cached);
     }
     order->resize(queue.size());
     std::iota(order->begin(), order->end(), 0);

@@ -247,7 +247,8 @@ Status ApiNode::Submit(const api::GenerateRequest& request, std::shared_ptr<api:
   if (data_parallel_) {
     std::array<bool, router::GroupCacheView::kMaxGroups> healthy{};
     health_.ReadyGroups(std::span<bool>(healthy.data(), groups_.size()));
-    route = router_->Route({request.input_ids, request.cache_salt}, std::span<const bool>(healthy.data(), groups_.size()));
+    route = router_->Route({request.input_ids, request.spec.cache_salt},
+                           std::span<const bool>(healthy.data(), groups_.size()));
     if (route.group < 0) return Status::Unavailable("no data-parallel group is ready to serve; retry later");
   }
   const int32_t group = route.group;
@@ -255,16 +256,7 @@ Status ApiNode::Submit(const api::GenerateRequest& request, std::shared_ptr<api:
   sched::TokenizedRequest wire;  // what the scheduler needs of it, under the pipeline's id
   wire.rid = rid;
   wire.input_ids = request.input_ids;
-  wire.sampling = request.sampling;
-  wire.stop_token_ids = request.stop_token_ids;
-  wire.stop_strs = request.stop;
-  wire.stream = request.stream;
-  wire.return_logprob = request.return_logprob;
-  wire.top_logprobs_num = request.top_logprobs;
-  wire.priority = request.priority;
-  wire.cache_salt = request.cache_salt;
-  wire.routing_key = request.routing_key;
-  wire.grammar = request.grammar;
+  wire.spec = request.spec;
   const size_t bytes = TokenizedRequestBytes(wire);
   Status status;
   {

@@ -46,7 +46,7 @@ Result<uint64_t> RequestStreams::Open(const api::GenerateRequest& request, std::
   p.rid = request.rid;
   p.sink = std::move(sink);
   p.start = p.last_token = Clock::now();
-  p.return_logprob = request.return_logprob;
+  p.return_logprob = request.spec.return_logprob;
   p.group = group;
   p.route = route;
   pending_.emplace(rid, std::move(p));

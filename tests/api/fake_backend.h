@@ -158,7 +158,7 @@ class FakeBackend : public ApiBackend {
       a.sink->OnOutput(std::move(out));
       return true;
     }
-    if (a.generated >= a.req.sampling.max_new_tokens) {
+    if (a.generated >= a.req.spec.sampling.max_new_tokens) {
       out.completion_tokens = a.generated;
       out.finish.kind = FinishKind::kLength;
       out.finish.length = a.generated;
@@ -185,13 +185,13 @@ class FakeBackend : public ApiBackend {
     out.token_ids.push_back(id);
     out.text_delta = text;
     out.completion_tokens = a.generated;
-    if (a.req.sampling.logprobs >= 0) {
+    if (a.req.spec.sampling.logprobs >= 0) {
       TokenLogprob lp{id, -0.25f * static_cast<float>(k % 4), text, {}};
-      for (int32_t t = 0; t < a.req.sampling.logprobs; ++t)
+      for (int32_t t = 0; t < a.req.spec.sampling.logprobs; ++t)
         lp.top.push_back({id + t, -0.25f * static_cast<float>(t), std::string(1, static_cast<char>('a' + (k + t) % 26))});
       out.logprobs.push_back(std::move(lp));
     }
-    if (a.generated >= a.req.sampling.max_new_tokens) {  // the last token carries the finish, like the engine
+    if (a.generated >= a.req.spec.sampling.max_new_tokens) {  // the last token carries the finish, like the engine
       out.finish.kind = FinishKind::kLength;
       out.finish.length = a.generated;
       a.sink->OnOutput(std::move(out));

@@ -197,8 +197,8 @@ TEST_F(HttpServerTest, CompletionStreamWithTwoChoices) {
   EXPECT_EQ(sub[0].rid, "two-0");
   EXPECT_EQ(sub[1].rid, "two-1");
   EXPECT_EQ(sub[0].n, 1);
-  EXPECT_EQ(sub[0].sampling.seed, 7u);
-  EXPECT_EQ(sub[1].sampling.seed, 8u);  // distinct seeds so the choices can differ
+  EXPECT_EQ(sub[0].spec.sampling.seed, 7u);
+  EXPECT_EQ(sub[1].spec.sampling.seed, 8u);  // distinct seeds so the choices can differ
 }
 
 TEST_F(HttpServerTest, CompletionNonStreamTwoChoices) {
@@ -309,11 +309,11 @@ TEST_F(HttpServerTest, StructuredOutputReachesTheBackend) {
   std::vector<GenerateRequest> sub = backend_.submitted();
   ASSERT_EQ(sub.size(), 3u);
   for (int i = 0; i < 2; ++i) {
-    EXPECT_EQ(sub[i].grammar.kind, grammar::GrammarKind::kRegex);
-    EXPECT_EQ(sub[i].grammar.text, "[a-c]+");
+    EXPECT_EQ(sub[i].spec.grammar.kind, grammar::GrammarKind::kRegex);
+    EXPECT_EQ(sub[i].spec.grammar.text, "[a-c]+");
   }
-  EXPECT_EQ(sub[2].grammar.kind, grammar::GrammarKind::kGbnf);
-  EXPECT_EQ(sub[2].grammar.text, R"(root ::= "yes" | "no")");
+  EXPECT_EQ(sub[2].spec.grammar.kind, grammar::GrammarKind::kGbnf);
+  EXPECT_EQ(sub[2].spec.grammar.text, R"(root ::= "yes" | "no")");
 }
 
 TEST_F(HttpServerTest, ApiKey) {
@@ -353,13 +353,13 @@ TEST_F(HttpServerTest, TenantKeysSaltAndPriorityHeader) {
   EXPECT_THAT(err, HasSubstr("X-Priority: priority must be interactive, default, bulk or an integer"));
   auto got = backend_.submitted();
   ASSERT_EQ(got.size(), 4u);
-  EXPECT_EQ(got[0].cache_salt, "salt-a");
-  EXPECT_EQ(got[0].priority, InfoOf(PriorityClass::kDefault).priority);
+  EXPECT_EQ(got[0].spec.cache_salt, "salt-a");
+  EXPECT_EQ(got[0].spec.priority, InfoOf(PriorityClass::kDefault).priority);
   EXPECT_EQ(got[0].priority_class, PriorityClass::kDefault);
-  EXPECT_EQ(got[1].cache_salt, "salt-b");
+  EXPECT_EQ(got[1].spec.cache_salt, "salt-b");
   EXPECT_EQ(got[1].priority_class, PriorityClass::kBulk);
-  EXPECT_EQ(got[2].cache_salt, "mine");  // the operator's key: the body's salt stands
-  EXPECT_EQ(got[3].priority, 5);         // the body wins over the header
+  EXPECT_EQ(got[2].spec.cache_salt, "mine");  // the operator's key: the body's salt stands
+  EXPECT_EQ(got[3].spec.priority, 5);         // the body wins over the header
   EXPECT_EQ(got[3].priority_class, PriorityClass::kDefault);  // between bulk (0) and interactive (40)
 }
 

@@ -22,24 +22,24 @@ TEST(CompletionParse, FullRequest) {
   EXPECT_EQ(r.model, "m");
   EXPECT_TRUE(r.has_text);
   EXPECT_EQ(r.text, "hi");
-  EXPECT_EQ(r.sampling.max_new_tokens, 7);
-  EXPECT_FLOAT_EQ(r.sampling.temperature, 0.5f);
-  EXPECT_FLOAT_EQ(r.sampling.top_p, 0.9f);
-  EXPECT_EQ(r.sampling.top_k, 40);
-  EXPECT_FLOAT_EQ(r.sampling.min_p, 0.1f);
-  EXPECT_FLOAT_EQ(r.sampling.frequency_penalty, 0.5f);
-  EXPECT_FLOAT_EQ(r.sampling.presence_penalty, -0.5f);
-  EXPECT_FLOAT_EQ(r.sampling.repetition_penalty, 1.1f);
-  EXPECT_EQ(r.stop, (std::vector<std::string>{"x", "yy"}));
-  EXPECT_EQ(r.stop_token_ids, (std::vector<int32_t>{2, 3}));
+  EXPECT_EQ(r.spec.sampling.max_new_tokens, 7);
+  EXPECT_FLOAT_EQ(r.spec.sampling.temperature, 0.5f);
+  EXPECT_FLOAT_EQ(r.spec.sampling.top_p, 0.9f);
+  EXPECT_EQ(r.spec.sampling.top_k, 40);
+  EXPECT_FLOAT_EQ(r.spec.sampling.min_p, 0.1f);
+  EXPECT_FLOAT_EQ(r.spec.sampling.frequency_penalty, 0.5f);
+  EXPECT_FLOAT_EQ(r.spec.sampling.presence_penalty, -0.5f);
+  EXPECT_FLOAT_EQ(r.spec.sampling.repetition_penalty, 1.1f);
+  EXPECT_EQ(r.spec.stop_strs, (std::vector<std::string>{"x", "yy"}));
+  EXPECT_EQ(r.spec.stop_token_ids, (std::vector<int32_t>{2, 3}));
   EXPECT_EQ(r.n, 2);
-  EXPECT_TRUE(r.sampling.has_seed);
-  EXPECT_EQ(r.sampling.seed, 42u);
-  EXPECT_TRUE(r.sampling.ignore_eos);
-  EXPECT_TRUE(r.return_logprob);
-  EXPECT_EQ(r.top_logprobs, 3);
-  EXPECT_EQ(r.sampling.logprobs, 3);
-  EXPECT_TRUE(r.stream);
+  EXPECT_TRUE(r.spec.sampling.has_seed);
+  EXPECT_EQ(r.spec.sampling.seed, 42u);
+  EXPECT_TRUE(r.spec.sampling.ignore_eos);
+  EXPECT_TRUE(r.spec.return_logprob);
+  EXPECT_EQ(r.spec.top_logprobs_num, 3);
+  EXPECT_EQ(r.spec.sampling.logprobs, 3);
+  EXPECT_TRUE(r.spec.stream);
   EXPECT_TRUE(r.include_usage);
   EXPECT_EQ(r.rid, "abc");
 }
@@ -50,21 +50,21 @@ TEST(CompletionParse, DefaultsAndTokenPrompt) {
   ASSERT_TRUE(ParseCompletionRequest(R"({"prompt": [5, 6, 7]})", ApiLimits{}, &r, &e)) << e.message;
   EXPECT_TRUE(r.has_input_ids);
   EXPECT_EQ(r.input_ids, (std::vector<int32_t>{5, 6, 7}));
-  EXPECT_EQ(r.sampling.max_new_tokens, 128);
-  EXPECT_EQ(r.sampling.logprobs, -1);
-  EXPECT_FALSE(r.stream);
+  EXPECT_EQ(r.spec.sampling.max_new_tokens, 128);
+  EXPECT_EQ(r.spec.sampling.logprobs, -1);
+  EXPECT_FALSE(r.spec.stream);
   EXPECT_EQ(r.n, 1);
-  EXPECT_FALSE(r.sampling.has_seed);
+  EXPECT_FALSE(r.spec.sampling.has_seed);
   // A batch of one prompt is unwrapped; a single stop string is a list of one; temperature 0 is greedy.
   ASSERT_TRUE(ParseCompletionRequest(R"({"prompt": ["a"], "stop": "END", "temperature": 0, "top_k": -1,
       "max_completion_tokens": 3})", ApiLimits{}, &r, &e)) << e.message;
   EXPECT_EQ(r.text, "a");
-  EXPECT_EQ(r.stop, (std::vector<std::string>{"END"}));
-  EXPECT_TRUE(r.sampling.is_greedy());
-  EXPECT_EQ(r.sampling.max_new_tokens, 3);
+  EXPECT_EQ(r.spec.stop_strs, (std::vector<std::string>{"END"}));
+  EXPECT_TRUE(r.spec.sampling.is_greedy());
+  EXPECT_EQ(r.spec.sampling.max_new_tokens, 3);
   ASSERT_TRUE(ParseCompletionRequest(R"({"prompt": [[9, 8]], "logprobs": 0})", ApiLimits{}, &r, &e));
   EXPECT_EQ(r.input_ids, (std::vector<int32_t>{9, 8}));
-  EXPECT_EQ(r.sampling.logprobs, 0);
+  EXPECT_EQ(r.spec.sampling.logprobs, 0);
 }
 
 struct ErrorCase {
@@ -140,20 +140,20 @@ TEST(SchedulingFields, ParsedTheSameOnEveryEndpoint) {
   ApiError e;
   ASSERT_TRUE(ParseCompletionRequest(R"({"prompt": "x", "priority": "bulk", "cache_salt": "t1", "routing_key": "s9"})",
                                      ApiLimits{}, &r, &e)) << e.message;
-  EXPECT_EQ(r.priority, InfoOf(PriorityClass::kBulk).priority);
-  EXPECT_EQ(r.cache_salt, "t1");
-  EXPECT_EQ(r.routing_key, "s9");
+  EXPECT_EQ(r.spec.priority, InfoOf(PriorityClass::kBulk).priority);
+  EXPECT_EQ(r.spec.cache_salt, "t1");
+  EXPECT_EQ(r.spec.routing_key, "s9");
   ASSERT_TRUE(ParseChatCompletionRequest(R"({"messages": [{"role": "user", "content": "x"}], "priority": 77})",
                                          ApiLimits{}, &r, &e)) << e.message;
-  EXPECT_EQ(r.priority, 77);
+  EXPECT_EQ(r.spec.priority, 77);
   EXPECT_EQ(ClassOfPriority(77), PriorityClass::kInteractive);
-  EXPECT_EQ(r.cache_salt, "");
+  EXPECT_EQ(r.spec.cache_salt, "");
   ASSERT_TRUE(ParseNativeGenerateRequest(R"({"text": "x", "priority": "interactive", "cache_salt": ""})", ApiLimits{},
                                          &r, &e)) << e.message;
-  EXPECT_EQ(r.priority, 40);
-  EXPECT_EQ(r.cache_salt, "");  // "" is the shared namespace, not a salt
+  EXPECT_EQ(r.spec.priority, 40);
+  EXPECT_EQ(r.spec.cache_salt, "");  // "" is the shared namespace, not a salt
   ASSERT_TRUE(ParseCompletionRequest(R"({"prompt": "x"})", ApiLimits{}, &r, &e));
-  EXPECT_FALSE(r.priority.has_value());  // the server gives it the default class's number
+  EXPECT_FALSE(r.spec.priority.has_value());  // the server gives it the default class's number
   EXPECT_EQ(ClassOfPriority(InfoOf(PriorityClass::kDefault).priority), PriorityClass::kDefault);
   EXPECT_EQ(ClassOfPriority(-5), PriorityClass::kBulk);
   EXPECT_EQ(ClassOfPriority(39), PriorityClass::kDefault);
@@ -213,10 +213,10 @@ TEST(ChatParse, MessagesAndLogprobs) {
   EXPECT_EQ(r.messages[1].content, "hello");
   EXPECT_EQ(r.messages[2].content, "");
   EXPECT_EQ(r.messages[3].role, "system");
-  EXPECT_TRUE(r.return_logprob);
-  EXPECT_EQ(r.top_logprobs, 2);
-  EXPECT_EQ(r.sampling.logprobs, 2);
-  EXPECT_EQ(r.sampling.max_new_tokens, 9);
+  EXPECT_TRUE(r.spec.return_logprob);
+  EXPECT_EQ(r.spec.top_logprobs_num, 2);
+  EXPECT_EQ(r.spec.sampling.logprobs, 2);
+  EXPECT_EQ(r.spec.sampling.max_new_tokens, 9);
   EXPECT_TRUE(r.add_generation_prompt);
 }
 
@@ -260,17 +260,17 @@ TEST(NativeParse, TextAndSamplingParams) {
   EXPECT_EQ(r.endpoint, Endpoint::kGenerate);
   EXPECT_EQ(r.text, "hello");
   EXPECT_EQ(r.rid, "r1");
-  EXPECT_TRUE(r.stream);
-  EXPECT_EQ(r.sampling.max_new_tokens, 4);
-  EXPECT_EQ(r.sampling.min_new_tokens, 1);
-  EXPECT_EQ(r.stop, (std::vector<std::string>{"x"}));
-  EXPECT_EQ(r.stop_token_ids, (std::vector<int32_t>{9}));
+  EXPECT_TRUE(r.spec.stream);
+  EXPECT_EQ(r.spec.sampling.max_new_tokens, 4);
+  EXPECT_EQ(r.spec.sampling.min_new_tokens, 1);
+  EXPECT_EQ(r.spec.stop_strs, (std::vector<std::string>{"x"}));
+  EXPECT_EQ(r.spec.stop_token_ids, (std::vector<int32_t>{9}));
   EXPECT_EQ(r.n, 3);
-  EXPECT_EQ(r.sampling.seed, 5u);
-  EXPECT_FALSE(r.sampling.skip_special_tokens);
-  EXPECT_EQ(r.sampling.top_k, 5);
-  EXPECT_TRUE(r.return_logprob);
-  EXPECT_EQ(r.sampling.logprobs, 2);
+  EXPECT_EQ(r.spec.sampling.seed, 5u);
+  EXPECT_FALSE(r.spec.sampling.skip_special_tokens);
+  EXPECT_EQ(r.spec.sampling.top_k, 5);
+  EXPECT_TRUE(r.spec.return_logprob);
+  EXPECT_EQ(r.spec.sampling.logprobs, 2);
   ASSERT_TRUE(ParseNativeGenerateRequest(R"({"input_ids": [1, 2]})", ApiLimits{}, &r, &e));
   EXPECT_EQ(r.input_ids, (std::vector<int32_t>{1, 2}));
 }

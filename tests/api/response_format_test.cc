@@ -472,7 +472,7 @@ TEST(UnsupportedFields, RefusedByNameOrAccepted) {
                      : ParseCompletionRequest(body, ApiLimits{}, &r, &e);
     if (c.param.empty()) {
       EXPECT_TRUE(ok) << body << "\n" << e.message;
-      EXPECT_FALSE(r.grammar.active()) << body;
+      EXPECT_FALSE(r.spec.grammar.active()) << body;
     } else {
       EXPECT_FALSE(ok) << body;
       EXPECT_EQ(e.http_status, 400) << body;
@@ -504,20 +504,20 @@ TEST(StructuredOutputCompiled, ParsersCarryTheValidatedSpec) {
   ApiError e;
   ASSERT_TRUE(ParseCompletionRequest(R"({"prompt": "x", "guided_choice": ["yes", "no"]})", ApiLimits{}, &r, &e))
       << e.message;
-  EXPECT_EQ(r.grammar, Spec(GrammarKind::kChoice, R"(["yes","no"])"));
+  EXPECT_EQ(r.spec.grammar, Spec(GrammarKind::kChoice, R"(["yes","no"])"));
   ASSERT_TRUE(ParseCompletionRequest(R"({"prompt": "x", "guided_regex": "[0-9]{3}-[0-9]{4}", "max_tokens": 9})",
                                      ApiLimits{}, &r, &e))
       << e.message;
-  EXPECT_EQ(r.grammar, Spec(GrammarKind::kRegex, "[0-9]{3}-[0-9]{4}"));
-  EXPECT_EQ(r.sampling.max_new_tokens, 9);  // the rest of the request is read as before
+  EXPECT_EQ(r.spec.grammar, Spec(GrammarKind::kRegex, "[0-9]{3}-[0-9]{4}"));
+  EXPECT_EQ(r.spec.sampling.max_new_tokens, 9);  // the rest of the request is read as before
   ASSERT_TRUE(ParseChatCompletionRequest(R"({"messages": [{"role": "user", "content": "x"}],
       "ebnf": "root ::= \"yes\" | \"no\""})",
                                          ApiLimits{}, &r, &e))
       << e.message;
-  EXPECT_EQ(r.grammar, Spec(GrammarKind::kGbnf, R"(root ::= "yes" | "no")"));
+  EXPECT_EQ(r.spec.grammar, Spec(GrammarKind::kGbnf, R"(root ::= "yes" | "no")"));
   ASSERT_TRUE(ParseNativeGenerateRequest(R"({"text": "x", "sampling_params": {"regex": "(a|b)+"}})", ApiLimits{}, &r, &e))
       << e.message;
-  EXPECT_EQ(r.grammar, Spec(GrammarKind::kRegex, "(a|b)+"));
+  EXPECT_EQ(r.spec.grammar, Spec(GrammarKind::kRegex, "(a|b)+"));
 }
 
 TEST(StructuredOutputCompiled, JsonSpecsCarried) {
@@ -529,17 +529,17 @@ TEST(StructuredOutputCompiled, JsonSpecsCarried) {
                                              schema + "}}}",
                                          ApiLimits{}, &r, &e))
       << e.message;
-  EXPECT_EQ(r.grammar, Spec(GrammarKind::kJsonSchema, schema));
+  EXPECT_EQ(r.spec.grammar, Spec(GrammarKind::kJsonSchema, schema));
   ASSERT_TRUE(ParseChatCompletionRequest(R"({"messages": [{"role": "user", "content": "x"}],
       "response_format": {"type": "json_object"}})",
                                          ApiLimits{}, &r, &e))
       << e.message;
-  EXPECT_EQ(r.grammar.kind, GrammarKind::kJsonObject);
+  EXPECT_EQ(r.spec.grammar.kind, GrammarKind::kJsonObject);
   ASSERT_TRUE(ParseNativeGenerateRequest(R"({"text": "x", "sampling_params": {"json_schema": )" +
                                              nlohmann::json(schema).dump() + "}}",
                                          ApiLimits{}, &r, &e))
       << e.message;
-  EXPECT_EQ(r.grammar, Spec(GrammarKind::kJsonSchema, schema));
+  EXPECT_EQ(r.spec.grammar, Spec(GrammarKind::kJsonSchema, schema));
 }
 
 TEST(StructuredOutputCompiled, CompileErrorsAre400sNamingTheField) {

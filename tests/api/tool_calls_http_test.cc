@@ -129,12 +129,12 @@ TEST_F(ToolCallsHttpTest, AnAnswerWithCallsIsReadIntoToolCallsAndReasoning) {
   GenerateRequest sent = backend_.submitted().back();
   EXPECT_THAT(sent.text, HasSubstr("<tools>"));
   EXPECT_THAT(sent.text, HasSubstr("\"name\": \"get_weather\""));
-  ASSERT_EQ(sent.grammar.kind, grammar::GrammarKind::kStructural);
-  json spec = json::parse(sent.grammar.text);
+  ASSERT_EQ(sent.spec.grammar.kind, grammar::GrammarKind::kStructural);
+  json spec = json::parse(sent.spec.grammar.text);
   EXPECT_EQ(spec["trigger"], "<tool_call>");
   EXPECT_EQ(spec["calls"].size(), 2u);
   EXPECT_EQ(spec["max_calls"], -1);
-  EXPECT_FALSE(sent.sampling.skip_special_tokens);
+  EXPECT_FALSE(sent.spec.sampling.skip_special_tokens);
 }
 
 TEST_F(ToolCallsHttpTest, StreamedCallsDoNotDependOnHowTheOutputIsCut) {
@@ -180,7 +180,7 @@ TEST_F(ToolCallsHttpTest, ToolChoiceShapesTheGrammar) {
                              Chat(R"(, "tool_choice": {"type": "function", "function": {"name": "search"}},
                                      "parallel_tool_calls": false)"));
   ASSERT_EQ(status, 200) << body;
-  json spec = json::parse(backend_.submitted().back().grammar.text);
+  json spec = json::parse(backend_.submitted().back().spec.grammar.text);
   EXPECT_FALSE(spec.contains("trigger"));  // constrained from the first token
   ASSERT_EQ(spec["calls"].size(), 1u);
   EXPECT_EQ(spec["calls"][0]["begin"], "<tool_call>\n{\"name\": \"search\", \"arguments\": ");
@@ -192,7 +192,7 @@ TEST_F(ToolCallsHttpTest, ToolChoiceShapesTheGrammar) {
   auto [s2, b2] = Post("/v1/chat/completions", Chat(R"(, "tool_choice": "none")"));
   ASSERT_EQ(s2, 200) << b2;
   GenerateRequest sent = backend_.submitted().back();
-  EXPECT_FALSE(sent.grammar.active());
+  EXPECT_FALSE(sent.spec.grammar.active());
   EXPECT_EQ(sent.text.find("get_weather"), std::string::npos);
   json m = json::parse(b2)["choices"][0]["message"];
   EXPECT_EQ(m["content"], "Sunny.");

@@ -136,7 +136,7 @@ class CountingBackend : public api::ApiBackend {
     api::GenerateOutput out;
     out.prompt_tokens = static_cast<int32_t>(a.req.input_ids.size());
     out.cached_tokens = out.prompt_tokens / 2;
-    const int32_t max_new = a.req.sampling.max_new_tokens;
+    const int32_t max_new = a.req.spec.sampling.max_new_tokens;
     if (a.abort && a.generated > 0) {
       out.completion_tokens = a.generated;
       out.finish.kind = FinishKind::kAbort;

@@ -43,9 +43,9 @@ class SchedulerServiceTest : public ::testing::Test {
     sched::TokenizedRequest r;
     r.rid = rid;
     r.input_ids = std::move(prompt);
-    r.sampling.max_new_tokens = max_new;
-    r.sampling.ignore_eos = true;
-    r.sampling.skip_special_tokens = rid % 2 == 0;
+    r.spec.sampling.max_new_tokens = max_new;
+    r.spec.sampling.ignore_eos = true;
+    r.spec.sampling.skip_special_tokens = rid % 2 == 0;
     service_->Submit(std::move(r));
   }
   void Step(int n) {

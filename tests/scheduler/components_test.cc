@@ -21,7 +21,7 @@ std::unique_ptr<Req> MakeReq(int32_t input_len, int32_t output_len, int32_t max_
   auto r = std::make_unique<Req>();
   r->tokens.assign(input_len + output_len, 5);
   r->input_len = input_len;
-  r->sampling.max_new_tokens = max_new;
+  r->spec.sampling.max_new_tokens = max_new;
   r->extend_end = r->seq_len();
   return r;
 }
@@ -124,18 +124,18 @@ TEST(PrefillAdder, IgnoreEosSimulationWithoutPrefixSharing) {
   std::vector<int32_t> held;
   ASSERT_TRUE(f.alloc->Alloc(50, &held));
   auto running = MakeReq(40, 10, 110);
-  running->sampling.ignore_eos = true;
+  running->spec.sampling.ignore_eos = true;
   std::vector<Req*> run{running.get()};
   PrefillAdderOptions o;
   o.chunked_prefill_size = -1;
   o.new_token_ratio = 0.1;  // the future-aware budget alone would admit the candidate below
   PrefillAdder adder(o, &f.cache, f.alloc.get(), run, &f.can_run);
   auto cand = MakeReq(60, 0, 100);
-  cand->sampling.ignore_eos = true;
+  cand->spec.sampling.ignore_eos = true;
   // Exact simulation: 250 free - 60 extend - 100 left * 2 alive <= 2 reserve → NO_TOKEN.
   EXPECT_EQ(adder.AddOneReq(cand.get()), AddReqResult::kNoToken);
   auto small = MakeReq(20, 0, 10);
-  small->sampling.ignore_eos = true;
+  small->spec.sampling.ignore_eos = true;
   EXPECT_EQ(adder.AddOneReq(small.get()), AddReqResult::kContinue);
 }
 
@@ -227,7 +227,7 @@ TEST(OutputStreamer, IntervalsFirstTokenAndStopStringHoldBack) {
   OutputStreamer streamer(3, 50, &checker);
   std::vector<int> emitted_at;
   auto r = MakeReq(4, 0, 100);
-  r->stream = true;
+  r->spec.stream = true;
   for (int n = 1; n <= 8; ++n) {
     r->tokens.push_back('x');
     streamer.Consider(*r);
@@ -238,8 +238,8 @@ TEST(OutputStreamer, IntervalsFirstTokenAndStopStringHoldBack) {
   EXPECT_EQ(emitted_at, (std::vector<int>{1, 4, 7}));  // k > 1: tokens 1, k+1, 2k+1
   // A tail that may begin a stop string is held back.
   auto s = MakeReq(4, 0, 100);
-  s->stream = true;
-  s->stop_strs = {"ab"};
+  s->spec.stream = true;
+  s->spec.stop_strs = {"ab"};
   s->stop_str_max_len = 2;
   s->tokens.push_back('a');
   bool sent = false;

@@ -53,8 +53,8 @@ class DecisionCore : public ::testing::Test {
     TokenizedRequest g;
     g.rid = rid;
     for (int32_t i = 0; i < prompt_len; ++i) g.input_ids.push_back(10 + static_cast<int32_t>(rid) * 7 + i);
-    g.sampling.max_new_tokens = max_new;
-    g.stream = true;
+    g.spec.sampling.max_new_tokens = max_new;
+    g.spec.stream = true;
     sched->Submit(std::move(g));
   }
   Decision Next(Plan* plan) {

@@ -158,11 +158,11 @@ Outcome RunWaves(const SchedulerConfig& cfg, const std::vector<std::map<uint64_t
       sched::TokenizedRequest g;
       g.rid = rid;
       g.input_ids = prompt;
-      g.sampling.temperature = 0;
-      g.sampling.max_new_tokens = kMaxNew;
-      g.sampling.ignore_eos = true;
-      if (auto it = sampling.find(rid); it != sampling.end()) g.sampling = it->second;
-      if (auto it = grammars.find(rid); it != grammars.end()) g.grammar = it->second;
+      g.spec.sampling.temperature = 0;
+      g.spec.sampling.max_new_tokens = kMaxNew;
+      g.spec.sampling.ignore_eos = true;
+      if (auto it = sampling.find(rid); it != sampling.end()) g.spec.sampling = it->second;
+      if (auto it = grammars.find(rid); it != grammars.end()) g.spec.grammar = it->second;
       s.Submit(std::move(g));
     }
     Status st = driver.RunUntilIdle(100000);

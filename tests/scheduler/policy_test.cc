@@ -2,13 +2,15 @@
 // the FCFS fallbacks, and what a policy pass does to the cache's LRU order.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
-
 #include <memory>
 
 #include "core/scheduler/cache_adapter.h"
 #include "core/scheduler/kv_allocator.h"
 #include "core/scheduler/params.h"
+#include "core/scheduler/policy_runner.h"
+#include "core/scheduler/request_view.h"
 #include "plugins/cache/chunk/chunk_cache.h"
 #include "plugins/cache/radix/radix_cache.h"
 #include "plugins/policy/dfs_weight/dfs_weight_policy.h"
@@ -55,10 +57,10 @@ class PolicyTest : public ::testing::Test {
     auto r = std::make_unique<Req>();
     r->tokens = tokens;
     r->input_len = static_cast<int32_t>(tokens.size());
-    r->sampling.max_new_tokens = max_new;
+    r->spec.sampling.max_new_tokens = max_new;
     r->arrival_seq = reqs_.size();
     reqs_.push_back(std::move(r));
-    queue_.push_back(reqs_.back().get());
+    queue_.emplace_back(reqs_.back().get());
     return reqs_.back().get();
   }
   V OrderWith(SchedulePolicy& p, const PrefixCache& c, double now_s = 0) {
@@ -67,7 +69,7 @@ class PolicyTest : public ::testing::Test {
     return order;
   }
   // The order under a scheduler that has launched `processed` prefill tokens, with `running` running.
-  V OrderAt(SchedulePolicy& p, const PrefixCache& c, int64_t processed, std::span<const Req* const> running = {}) {
+  V OrderAt(SchedulePolicy& p, const PrefixCache& c, int64_t processed, std::span<const RequestView> running = {}) {
     V order;
     OrderContext ctx{c, 0};
     ctx.processed_prefill_tokens = processed;
@@ -88,7 +90,7 @@ class PolicyTest : public ::testing::Test {
   RadixCache radix_;
   ChunkCache chunk_;
   std::vector<std::unique_ptr<Req>> reqs_;
-  std::vector<const Req*> queue_;
+  std::vector<RequestView> queue_;  // views of reqs_, as the policy runner hands them
 };
 
 TEST_F(PolicyTest, LpmOrdersByLongestCachedPrefix) {
@@ -219,30 +221,27 @@ TEST_F(PolicyTest, LofRandomFcfs) {
 
 TEST_F(PolicyTest, PriorityOrderVictimAndPreemption) {
   Req* a = Add(Seq(1, 4));
-  a->has_priority = true;
-  a->priority = 5;
+  a->spec.priority = 5;
   Req* b = Add(Seq(2, 4));  // no priority: least important
   Req* c = Add(Seq(3, 4));
-  c->has_priority = true;
-  c->priority = 50;
+  c->spec.priority = 50;
   Req* d = Add(Seq(4, 4));
-  d->has_priority = true;
-  d->priority = 5;
+  d->spec.priority = 5;
   auto prio = Make(MakePriorityPolicy, std::span(kPriorityParams, kNumPriorityParams));
   EXPECT_EQ(OrderWith(*prio, radix_), (V{2, 0, 3, 1}));  // larger value first by default
   Req incoming;
-  incoming.has_priority = true;
-  incoming.priority = 20;
+  incoming.spec.priority = 20;
   incoming.arrival_seq = 99;
-  EXPECT_EQ(prio->ChooseQueueVictim(queue_, incoming), 1);  // the one without priority
-  EXPECT_TRUE(prio->MayPreempt(incoming, *a));   // 20 - 5 > 10
-  EXPECT_FALSE(prio->MayPreempt(incoming, *c));
-  EXPECT_TRUE(prio->PreemptBefore(*d, *a));       // equal priority: newest first
+  const RequestView in(incoming);
+  EXPECT_EQ(prio->ChooseQueueVictim(queue_, in), 1);  // the one without priority
+  EXPECT_TRUE(prio->MayPreempt(in, RequestView(a)));   // 20 - 5 > 10
+  EXPECT_FALSE(prio->MayPreempt(in, RequestView(c)));
+  EXPECT_TRUE(prio->PreemptBefore(RequestView(d), RequestView(a)));  // equal priority: newest first
 
   auto low = Make(MakePriorityPolicy, std::span(kPriorityParams, kNumPriorityParams),
                   {{"low_values_first", "true"}, {"preemption", "false"}});
   EXPECT_EQ(OrderWith(*low, radix_), (V{0, 3, 2, 1}));
-  EXPECT_FALSE(low->MayPreempt(incoming, *c));
+  EXPECT_FALSE(low->MayPreempt(in, RequestView(c)));
 }
 
 // HRRN (SCHEDULER_SPEC 13.1): ratio = prefill tokens launched since arrival / uncached tokens left.
@@ -259,7 +258,7 @@ TEST_F(PolicyTest, HrrnOrdersByResponseRatio) {
   auto hrrn = Make(MakeHrrnPolicy, std::span(kHrrnParams, kNumHrrnParams));
   // At 1000: ratios 1000/400 = 2.5, 100/40 = 2.5, 10/20 = 0.5, 1000/50 = 20.
   EXPECT_EQ(OrderAt(*hrrn, radix_, 1000), (V{3, 0, 1, 2}));  // equal ratios: arrival order
-  EXPECT_EQ(UncachedPrefillWork(*hot, 60), 40);
+  EXPECT_EQ(UncachedPrefillWork(RequestView(hot), 60), 40);
   // Much later the young short request has waited enough to overtake the cold long one.
   // At 5000: 12.5, 102.5, 200.5, 100.
   EXPECT_EQ(OrderAt(*hrrn, radix_, 5000), (V{2, 1, 3, 0}));
@@ -313,7 +312,7 @@ TEST_F(PolicyTest, ShortestPrefillFirstOrdersByWorkLeft) {
   EXPECT_EQ(OrderWith(*spf, radix_), (V{3, 1, 2, 0}));
   // No queue-length fallback; with a cache that shares nothing, the prompt length is the work.
   EXPECT_EQ(OrderWith(*spf, chunk_), (V{3, 2, 0, 1}));
-  EXPECT_EQ(UncachedPrefillWork(*queue_[1], 300), 20);
+  EXPECT_EQ(UncachedPrefillWork(queue_[1], 300), 20);
 }
 
 // The chunk cap's worked values (SCHEDULER_SPEC 13.2; page 256, budget 4096).
@@ -332,7 +331,7 @@ TEST(ShortestPrefillFirstCap, ReservesForStrictlyShorterWaitersThatFitWhole) {
 TEST_F(PolicyTest, RoutingKeyPrefersKeysInTheRunningBatch) {
   auto keyed = [&](const char* key, int32_t seed) {
     Req* r = Add(Seq(seed, 5));
-    r->routing_key = key;
+    r->spec.routing_key = key;
   };
   keyed("", 10);   // 0
   keyed("b", 20);  // 1
@@ -342,26 +341,101 @@ TEST_F(PolicyTest, RoutingKeyPrefersKeysInTheRunningBatch) {
   keyed("a", 60);  // 5
   keyed("", 70);   // 6
   std::vector<std::unique_ptr<Req>> running;
-  std::vector<const Req*> view;
+  std::vector<RequestView> view;
   for (const char* k : {"a", "b", "a", "", "z"}) {
     running.push_back(std::make_unique<Req>());
-    running.back()->routing_key = k;
-    view.push_back(running.back().get());
+    running.back()->spec.routing_key = k;
+    view.emplace_back(running.back().get());
   }
   RoutingKeyPolicy policy;
   EXPECT_EQ(OrderAt(policy, radix_, 0, view), (V{3, 5, 1, 4, 0, 2, 6}));
   // Nothing keyed is running: the queue order stands.
-  EXPECT_EQ(OrderAt(policy, radix_, 0, std::span<const Req* const>(view).subspan(3, 1)), (V{0, 1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(OrderAt(policy, radix_, 0, std::span<const RequestView>(view).subspan(3, 1)), (V{0, 1, 2, 3, 4, 5, 6}));
   EXPECT_EQ(OrderAt(policy, radix_, 0), (V{0, 1, 2, 3, 4, 5, 6}));
+}
+
+// A view reads the request it wraps, nothing copied: what the scheduler changes, a policy sees.
+TEST(RequestViewTest, ReadsTheRequest) {
+  Req r;
+  r.rid = 42;
+  r.tokens = {1, 2, 3, 4, 5};
+  r.input_len = 3;
+  r.prefix_indices = {7, 8};
+  r.spec.sampling.max_new_tokens = 9;
+  r.spec.routing_key = "session";
+  r.spec.cache_salt = "tenant";
+  r.arrival_seq = 6;
+  r.wait_entry_time = 1.5;
+  r.arrival_processed_tokens = 300;
+  r.retraction_count = 2;
+  const RequestView v(r);
+  EXPECT_EQ(v.rid(), 42u);
+  EXPECT_EQ(v.input_len(), 3);
+  EXPECT_EQ(v.output_len(), 2);
+  EXPECT_EQ(v.seq_len(), 5);
+  EXPECT_EQ(v.tokens().data(), r.tokens.data());
+  EXPECT_EQ(v.tokens().size(), 5u);
+  EXPECT_EQ(v.prefix_len(), 2);
+  EXPECT_EQ(v.max_new_tokens(), 9);
+  EXPECT_FALSE(v.has_priority());
+  EXPECT_EQ(v.priority(), 0);
+  EXPECT_EQ(v.routing_key(), "session");
+  EXPECT_EQ(v.cache_salt(), "tenant");
+  EXPECT_EQ(v.arrival_seq(), 6u);
+  EXPECT_EQ(v.wait_entry_time(), 1.5);
+  EXPECT_EQ(v.arrival_processed_tokens(), 300);
+  EXPECT_EQ(v.retraction_count(), 2);
+  r.spec.priority = -4;
+  r.tokens.push_back(6);
+  EXPECT_TRUE(v.has_priority());
+  EXPECT_EQ(v.priority(), -4);
+  EXPECT_EQ(v.output_len(), 3);
+  const CacheKey key = MatchKeyOf(v);  // all but the last token, in the request's namespace
+  EXPECT_EQ(key.tokens.size(), 5u);
+  EXPECT_EQ(key.ns, "tenant");
+}
+
+// The runner hands the policy views of the queue and of the running batch, in their order.
+TEST(PolicyRunnerTest, HandsThePolicyViewsOfTheQueueAndTheRunningBatch) {
+  struct Recorder : SchedulePolicy {
+    std::string_view name() const override { return "recorder"; }
+    void Order(std::span<const RequestView> queue, const OrderContext& ctx, std::vector<int32_t>* order) override {
+      queued.clear();
+      for (RequestView r : queue) queued.push_back(r.rid());
+      running.clear();
+      for (RequestView r : ctx.running) running.push_back(r.rid());
+      FcfsOrder(queue.size(), order);
+      std::reverse(order->begin(), order->end());
+    }
+    std::vector<uint64_t> queued, running;
+  };
+  std::vector<std::unique_ptr<Req>> reqs;
+  std::vector<Req*> waiting, running;
+  for (uint64_t rid = 1; rid <= 5; ++rid) {
+    reqs.push_back(std::make_unique<Req>());
+    reqs.back()->rid = rid;
+    (rid <= 3 ? waiting : running).push_back(reqs.back().get());
+  }
+  auto owned = std::make_unique<Recorder>();
+  Recorder* recorder = owned.get();
+  PolicyRunner runner(OwnPolicy(std::move(owned)));
+  ChunkCache cache;
+  runner.Order(&waiting, running, OrderContext{cache, 0}, &cache);
+  EXPECT_EQ(recorder->queued, (std::vector<uint64_t>{1, 2, 3}));
+  EXPECT_EQ(recorder->running, (std::vector<uint64_t>{4, 5}));
+  ASSERT_EQ(waiting.size(), 3u);
+  EXPECT_EQ(waiting[0]->rid, 3u);  // the policy's order applied
+  EXPECT_EQ(waiting[2]->rid, 1u);
+  EXPECT_EQ(runner.faults(), 0);
 }
 
 // Salted requests (tenants) never deprioritize each other in the in-batch dedup.
 TEST_F(PolicyTest, InBatchDedupComparesOnlyWithinACacheSalt) {
   const V system_prompt = Seq(1000, 40);
-  Add(Cat(system_prompt, Seq(1, 5)))->cache_salt = "tenant-a";  // 0
-  Add(Cat(system_prompt, Seq(2, 5)))->cache_salt = "tenant-b";  // 1: first of its salt
-  Add(Cat(system_prompt, Seq(3, 5)))->cache_salt = "tenant-a";  // 2: sibling of 0 -> last
-  Add(Cat(system_prompt, Seq(4, 5)));                           // 3: first unsalted
+  Add(Cat(system_prompt, Seq(1, 5)))->spec.cache_salt = "tenant-a";  // 0
+  Add(Cat(system_prompt, Seq(2, 5)))->spec.cache_salt = "tenant-b";  // 1: first of its salt
+  Add(Cat(system_prompt, Seq(3, 5)))->spec.cache_salt = "tenant-a";  // 2: sibling of 0 -> last
+  Add(Cat(system_prompt, Seq(4, 5)));                                // 3: first unsalted
   auto lpm = Make(MakeLpmPolicy, std::span(kLpmParams, kNumLpmParams));
   EXPECT_EQ(OrderWith(*lpm, radix_), (V{0, 1, 3, 2}));
 }

@@ -107,9 +107,9 @@ void SubmitSalted(Harness& h, uint64_t rid, const std::vector<int32_t>& prompt, 
   TokenizedRequest g;
   g.rid = rid;
   g.input_ids = prompt;
-  g.sampling.max_new_tokens = 3;
-  g.sampling.ignore_eos = true;
-  g.cache_salt = salt;
+  g.spec.sampling.max_new_tokens = 3;
+  g.spec.sampling.ignore_eos = true;
+  g.spec.cache_salt = salt;
   h.sched->Submit(std::move(g));
   h.Run();
 }

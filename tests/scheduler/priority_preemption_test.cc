@@ -17,10 +17,10 @@ void SubmitWithPriority(Harness& h, uint64_t rid, int64_t priority, int32_t max_
   TokenizedRequest g;
   g.rid = rid;
   g.input_ids = Prompt(rid, 20);
-  g.sampling.max_new_tokens = max_new;
-  g.sampling.ignore_eos = true;
-  g.stream = true;
-  g.priority = priority;
+  g.spec.sampling.max_new_tokens = max_new;
+  g.spec.sampling.ignore_eos = true;
+  g.spec.stream = true;
+  g.spec.priority = priority;
   h.sched->Submit(std::move(g));
 }
 

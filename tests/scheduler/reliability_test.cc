@@ -105,7 +105,7 @@ class FaultyPolicy : public SchedulePolicy {
  public:
   explicit FaultyPolicy(Fault f) : fault_(f) {}
   std::string_view name() const override { return "faulty"; }
-  void Order(std::span<const Req* const> queue, const OrderContext&, std::vector<int32_t>* order) override {
+  void Order(std::span<const RequestView> queue, const OrderContext&, std::vector<int32_t>* order) override {
     ++calls;
     // Reverse order when healthy, so that the FCFS fallback is distinguishable.
     order->resize(queue.size());

@@ -119,14 +119,14 @@ TEST(RequestLifetimeRecord, PenaltyHistoryIsTheCachedPrefixSentOnce) {
   TokenizedRequest a;
   a.rid = 1;
   a.input_ids = prompt;
-  a.sampling.max_new_tokens = 4;
-  a.sampling.ignore_eos = true;
+  a.spec.sampling.max_new_tokens = 4;
+  a.spec.sampling.ignore_eos = true;
   s.Submit(a);
   ASSERT_TRUE(driver.RunUntilIdle(10000).ok());
   TokenizedRequest b = a;
   b.rid = 2;
   b.input_ids = longer;
-  b.sampling.repetition_penalty = 1.3f;
+  b.spec.sampling.repetition_penalty = 1.3f;
   s.Submit(b);
   ASSERT_TRUE(driver.RunUntilIdle(10000).ok());
 
@@ -174,9 +174,9 @@ TEST(RequestLifetimeRecord, GrammarsTravelOnceAndABatchCarriesABoundedAmount) {
     TokenizedRequest r;
     r.rid = rid;
     r.input_ids = Prompt(static_cast<int>(rid), 20);
-    r.sampling.max_new_tokens = 3;
-    r.sampling.ignore_eos = true;
-    r.grammar = {grammar::GrammarKind::kRegex, std::string(kText, static_cast<char>('a' + rid))};
+    r.spec.sampling.max_new_tokens = 3;
+    r.spec.sampling.ignore_eos = true;
+    r.spec.grammar = {grammar::GrammarKind::kRegex, std::string(kText, static_cast<char>('a' + rid))};
     s.Submit(r);
   }
   ASSERT_TRUE(driver.RunUntilIdle(10000).ok());
@@ -218,8 +218,8 @@ TEST(RequestLifetimeRecord, CachedPrefixesABatchCarriesAreBounded) {
   TokenizedRequest warm;
   warm.rid = 1;
   warm.input_ids = shared;
-  warm.sampling.max_new_tokens = 1;
-  warm.sampling.ignore_eos = true;
+  warm.spec.sampling.max_new_tokens = 1;
+  warm.spec.sampling.ignore_eos = true;
   s.Submit(warm);
   ASSERT_TRUE(driver.RunUntilIdle(100000).ok());
   for (uint64_t rid = 2; rid <= 5; ++rid) {
@@ -259,8 +259,8 @@ TEST(RequestLifetimeRecord, ANewWorkerGetsEveryRecordAgain) {
     TokenizedRequest g;
     g.rid = i;
     g.input_ids = Prompt(i, 20 + static_cast<int32_t>(i));
-    g.sampling.max_new_tokens = 30;
-    g.sampling.ignore_eos = true;
+    g.spec.sampling.max_new_tokens = 30;
+    g.spec.sampling.ignore_eos = true;
     s.Submit(std::move(g));
   }
   for (int step = 0; step < 15; ++step) ASSERT_TRUE(driver.Step().ok());

@@ -153,14 +153,14 @@ void BM_LpmCalcPriority(benchmark::State& state) {
     if (g % 2 == 0) t.Put(groups.back());
   }
   std::vector<std::unique_ptr<Req>> reqs;
-  std::vector<const Req*> queue;
+  std::vector<RequestView> queue;
   for (int i = 0; i < n; ++i) {
     auto r = std::make_unique<Req>();
     r->tokens = groups[i % 8];
     V tail = Random(rng, 1024);
     r->tokens.insert(r->tokens.end(), tail.begin(), tail.end());
     r->input_len = 2048;
-    queue.push_back(r.get());
+    queue.emplace_back(r.get());
     reqs.push_back(std::move(r));
   }
   LpmPolicy lpm(128, 32, 32);
@@ -203,9 +203,9 @@ void BM_SchedulerDecodeIteration(benchmark::State& state) {
       TokenizedRequest g;
       g.rid = static_cast<uint64_t>(i + 1);
       g.input_ids = Random(rng, 64);
-      g.sampling.max_new_tokens = 4000;
-      g.sampling.ignore_eos = true;
-      g.stream = true;
+      g.spec.sampling.max_new_tokens = 4000;
+      g.spec.sampling.ignore_eos = true;
+      g.spec.stream = true;
       sched->Submit(std::move(g));
     }
     while (sched->num_running() < static_cast<size_t>(n) || sched->num_waiting() > 0) (void)driver->Step();

@@ -72,9 +72,9 @@ class Harness {
     TokenizedRequest g;
     g.rid = rid;
     g.input_ids = std::move(prompt);
-    g.sampling.max_new_tokens = max_new;
-    g.sampling.ignore_eos = ignore_eos;
-    g.stream = stream;
+    g.spec.sampling.max_new_tokens = max_new;
+    g.spec.sampling.ignore_eos = ignore_eos;
+    g.spec.stream = stream;
     sched->Submit(std::move(g));
   }
   void Run() {

@@ -188,24 +188,24 @@ TEST(Scheduler, FinishConditions) {
   TokenizedRequest g;
   g.rid = 3;
   g.input_ids = p;
-  g.sampling.max_new_tokens = 50;
-  g.stop_token_ids = {ref_long[3]};
+  g.spec.sampling.max_new_tokens = 50;
+  g.spec.stop_token_ids = {ref_long[3]};
   s.sched->Submit(g);
   TokenizedRequest ig = g;  // ignore_eos also ignores stop token ids (SCHEDULER_SPEC 7.2)
   ig.rid = 4;
-  ig.sampling.ignore_eos = true;
+  ig.spec.sampling.ignore_eos = true;
   s.sched->Submit(ig);
   TokenizedRequest str = g;
   str.rid = 5;
-  str.stop_token_ids.clear();
-  str.stop_strs = {testing::Detok(std::span<const int32_t>(ref_long).subspan(5, 2))};
+  str.spec.stop_token_ids.clear();
+  str.spec.stop_strs = {testing::Detok(std::span<const int32_t>(ref_long).subspan(5, 2))};
   s.sched->Submit(str);
   s.Run();
   EXPECT_EQ(s.out[3].tokens, V(ref_long.begin(), ref_long.begin() + 4));
   EXPECT_EQ(s.out[3].finish.matched_token, ref_long[3]);
   EXPECT_EQ(s.out[4].tokens.size(), 50u);
   EXPECT_EQ(s.out[5].finish.kind, FinishKind::kMatchedStr);
-  EXPECT_EQ(s.out[5].finish.matched_str, str.stop_strs[0]);
+  EXPECT_EQ(s.out[5].finish.matched_str, str.spec.stop_strs[0]);
   EXPECT_LE(s.out[5].tokens.size(), 7u);
 }
 
@@ -276,7 +276,7 @@ TEST(Scheduler, PolicySwapTakesEffectAtTheNextIteration) {
   EXPECT_EQ(h.sched->policy().name(), "fcfs");
   struct Marker : SchedulePolicy {
     std::string_view name() const override { return "marker"; }
-    void Order(std::span<const Req* const> q, const OrderContext&, std::vector<int32_t>* order) override {
+    void Order(std::span<const RequestView> q, const OrderContext&, std::vector<int32_t>* order) override {
       FcfsOrder(q.size(), order);
     }
   };

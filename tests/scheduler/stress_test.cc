@@ -88,11 +88,11 @@ TEST_P(StressTest, InvariantsHoldAndOutputsMatchReference) {
         TokenizedRequest g;
         g.rid = next;
         g.input_ids = prompt;
-        g.sampling.max_new_tokens = 1 + static_cast<int32_t>(rng() % 80);
-        g.sampling.ignore_eos = rng() % 2 == 0;
-        g.stream = rng() % 2 == 0;
-        if (rng() % 3 == 0) g.priority = static_cast<int64_t>(rng() % 20);
-        sent[next] = {prompt, g.sampling.max_new_tokens, g.sampling.ignore_eos};
+        g.spec.sampling.max_new_tokens = 1 + static_cast<int32_t>(rng() % 80);
+        g.spec.sampling.ignore_eos = rng() % 2 == 0;
+        g.spec.stream = rng() % 2 == 0;
+        if (rng() % 3 == 0) g.spec.priority = static_cast<int64_t>(rng() % 20);
+        sent[next] = {prompt, g.spec.sampling.max_new_tokens, g.spec.sampling.ignore_eos};
         h.sched->Submit(std::move(g));
       }
     }

@@ -72,8 +72,8 @@ TEST_P(WorkerFailure, FailedBatchesAbortTheirRequestsAndNothingLeaks) {
     TokenizedRequest g;
     g.rid = i;
     g.input_ids = testing::Prompt(i % 4, 30 + static_cast<int32_t>(i * 3));  // shared prefixes, some chunked
-    g.sampling.max_new_tokens = 20;
-    g.sampling.ignore_eos = true;
+    g.spec.sampling.max_new_tokens = 20;
+    g.spec.sampling.ignore_eos = true;
     s.Submit(std::move(g));
   }
   Status run = driver.RunUntilIdle(100000);

@@ -11,7 +11,7 @@ const RsParamSpec kDfsWeightParams[] = {
 };
 const uint32_t kNumDfsWeightParams = sizeof(kDfsWeightParams) / sizeof(kDfsWeightParams[0]);
 
-void DfsWeightPolicy::Order(std::span<const Req* const> queue, const OrderContext& ctx,
+void DfsWeightPolicy::Order(std::span<const RequestView> queue, const OrderContext& ctx,
                             std::vector<int32_t>* order) {
   FcfsOrder(queue.size(), order);
   const PrefixCache& cache = ctx.cache;
@@ -19,10 +19,7 @@ void DfsWeightPolicy::Order(std::span<const Req* const> queue, const OrderContex
   if (!matched_) return;
   nodes_.resize(queue.size());
   match_lens_.resize(queue.size());
-  for (size_t i = 0; i < queue.size(); ++i) {
-    const Req& r = *queue[i];
-    match_lens_[i] = cache.PeekMatch(MatchKeyOf(r), &nodes_[i]);
-  }
+  for (size_t i = 0; i < queue.size(); ++i) match_lens_[i] = cache.PeekMatch(MatchKeyOf(queue[i]), &nodes_[i]);
   if (!cache.DfsWeightOrder(nodes_, order)) {
     FcfsOrder(queue.size(), order);
     return;

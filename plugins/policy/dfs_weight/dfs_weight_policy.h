@@ -22,7 +22,7 @@ class DfsWeightPolicy final : public SchedulePolicy {
   DfsWeightPolicy(int32_t check_threshold, int32_t deprioritize_threshold, bool in_batch_dedup = false)
       : in_batch_dedup_(in_batch_dedup), dedup_(check_threshold, deprioritize_threshold) {}
   std::string_view name() const override { return "dfs-weight"; }
-  void Order(std::span<const Req* const> queue, const OrderContext& ctx, std::vector<int32_t>* order) override;
+  void Order(std::span<const RequestView> queue, const OrderContext& ctx, std::vector<int32_t>* order) override;
   bool matched_prefixes() const override { return matched_; }
 
  private:

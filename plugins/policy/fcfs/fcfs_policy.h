@@ -11,7 +11,7 @@ namespace radixserve::sched {
 class FcfsPolicy final : public SchedulePolicy {
  public:
   std::string_view name() const override { return "fcfs"; }
-  void Order(std::span<const Req* const> queue, const OrderContext&, std::vector<int32_t>* order) override {
+  void Order(std::span<const RequestView> queue, const OrderContext&, std::vector<int32_t>* order) override {
     FcfsOrder(queue.size(), order);
     ++orders_;
   }

@@ -31,13 +31,13 @@ class HrrnPolicy final : public SchedulePolicy {
   HrrnPolicy(int32_t fcfs_cutoff, int32_t check_threshold, int32_t deprioritize_threshold)
       : fcfs_cutoff_(fcfs_cutoff), dedup_(check_threshold, deprioritize_threshold) {}
   std::string_view name() const override { return "hrrn"; }
-  void Order(std::span<const Req* const> queue, const OrderContext& ctx, std::vector<int32_t>* order) override;
+  void Order(std::span<const RequestView> queue, const OrderContext& ctx, std::vector<int32_t>* order) override;
   bool matched_prefixes() const override { return matched_; }
   std::string StatsJson() const override;
 
   // The ratio's numerator: prefill tokens launched since the request arrived (its denominator is
   // UncachedPrefillWork).
-  static int64_t Waited(const Req& r, int64_t processed_prefill_tokens);
+  static int64_t Waited(RequestView r, int64_t processed_prefill_tokens);
 
  private:
   uint64_t orders_ = 0, fcfs_fallbacks_ = 0, deprioritized_total_ = 0;

@@ -12,10 +12,10 @@ namespace radixserve::sched {
 class LofPolicy final : public SchedulePolicy {
  public:
   std::string_view name() const override { return "lof"; }
-  void Order(std::span<const Req* const> queue, const OrderContext&, std::vector<int32_t>* order) override {
+  void Order(std::span<const RequestView> queue, const OrderContext&, std::vector<int32_t>* order) override {
     FcfsOrder(queue.size(), order);
     std::stable_sort(order->begin(), order->end(), [&](int32_t a, int32_t b) {
-      return queue[a]->max_new_tokens() > queue[b]->max_new_tokens();
+      return queue[a].max_new_tokens() > queue[b].max_new_tokens();
     });
   }
 };

@@ -13,7 +13,7 @@ const RsParamSpec kLpmParams[] = {
 };
 const uint32_t kNumLpmParams = sizeof(kLpmParams) / sizeof(kLpmParams[0]);
 
-void LpmPolicy::Order(std::span<const Req* const> queue, const OrderContext& ctx, std::vector<int32_t>* order) {
+void LpmPolicy::Order(std::span<const RequestView> queue, const OrderContext& ctx, std::vector<int32_t>* order) {
   const PrefixCache& cache = ctx.cache;
   FcfsOrder(queue.size(), order);
   ++orders_;
@@ -23,11 +23,8 @@ void LpmPolicy::Order(std::span<const Req* const> queue, const OrderContext& ctx
     return;
   }
   match_lens_.resize(queue.size());
-  for (size_t i = 0; i < queue.size(); ++i) {
-    const Req& r = *queue[i];
-    // At least one token is always recomputed, so the usable match stops one short.
-    match_lens_[i] = cache.PeekMatchLength(MatchKeyOf(r));
-  }
+  // At least one token is always recomputed, so the usable match stops one short (MatchKeyOf).
+  for (size_t i = 0; i < queue.size(); ++i) match_lens_[i] = cache.PeekMatchLength(MatchKeyOf(queue[i]));
   dedup_.Compute(queue, match_lens_, &deprioritized_);
   for (uint8_t d : deprioritized_) deprioritized_total_ += d;
   aged_.assign(queue.size(), 0);
@@ -35,13 +32,13 @@ void LpmPolicy::Order(std::span<const Req* const> queue, const OrderContext& ctx
     // The scheduler's clock, the one of wait_entry_time (tests age requests with a fake one).
     const double now = ctx.now_s;
     for (size_t i = 0; i < queue.size(); ++i) {
-      aged_[i] = now - queue[i]->wait_entry_time > aging_s_;
+      aged_[i] = now - queue[i].wait_entry_time() > aging_s_;
       aged_total_ += aged_[i];
     }
   }
   std::stable_sort(order->begin(), order->end(), [&](int32_t a, int32_t b) {
     if (aged_[a] != aged_[b]) return aged_[a] > aged_[b];
-    if (aged_[a]) return queue[a]->arrival_seq < queue[b]->arrival_seq;
+    if (aged_[a]) return queue[a].arrival_seq() < queue[b].arrival_seq();
     int64_t ka = deprioritized_[a] ? INT64_MAX : -static_cast<int64_t>(match_lens_[a]);
     int64_t kb = deprioritized_[b] ? INT64_MAX : -static_cast<int64_t>(match_lens_[b]);
     return ka < kb;

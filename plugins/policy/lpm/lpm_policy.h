@@ -24,7 +24,7 @@ class LpmPolicy final : public SchedulePolicy {
       : fcfs_cutoff_(fcfs_cutoff), aging_s_(static_cast<double>(aging_ms) / 1000.0),
         dedup_(check_threshold, deprioritize_threshold) {}
   std::string_view name() const override { return "lpm"; }
-  void Order(std::span<const Req* const> queue, const OrderContext& ctx, std::vector<int32_t>* order) override;
+  void Order(std::span<const RequestView> queue, const OrderContext& ctx, std::vector<int32_t>* order) override;
   std::string StatsJson() const override;
   bool matched_prefixes() const override { return matched_; }
 

@@ -12,44 +12,43 @@ const RsParamSpec kPriorityParams[] = {
 };
 const uint32_t kNumPriorityParams = sizeof(kPriorityParams) / sizeof(kPriorityParams[0]);
 
-int64_t PriorityPolicy::Key(const Req& r) const {
-  if (!r.has_priority) return INT64_MAX;
-  return r.priority * sign_;
+int64_t PriorityPolicy::Key(RequestView r) const {
+  if (!r.has_priority()) return INT64_MAX;
+  return r.priority() * sign_;
 }
 
-void PriorityPolicy::Order(std::span<const Req* const> queue, const OrderContext&, std::vector<int32_t>* order) {
+void PriorityPolicy::Order(std::span<const RequestView> queue, const OrderContext&, std::vector<int32_t>* order) {
   FcfsOrder(queue.size(), order);
   std::stable_sort(order->begin(), order->end(), [&](int32_t a, int32_t b) {
-    int64_t ka = Key(*queue[a]), kb = Key(*queue[b]);
+    int64_t ka = Key(queue[a]), kb = Key(queue[b]);
     if (ka != kb) return ka < kb;
-    return queue[a]->arrival_seq < queue[b]->arrival_seq;
+    return queue[a].arrival_seq() < queue[b].arrival_seq();
   });
 }
 
-int32_t PriorityPolicy::ChooseQueueVictim(std::span<const Req* const> queue, const Req& incoming) const {
+int32_t PriorityPolicy::ChooseQueueVictim(std::span<const RequestView> queue, RequestView incoming) const {
   // Least preferred: largest key, newest on ties.
   int32_t victim = -1;
   for (int32_t i = 0; i < static_cast<int32_t>(queue.size()); ++i) {
     if (victim < 0) { victim = i; continue; }
-    const Req& a = *queue[i];
-    const Req& v = *queue[victim];
-    if (Key(a) > Key(v) || (Key(a) == Key(v) && a.arrival_seq > v.arrival_seq)) victim = i;
+    const RequestView a = queue[i], v = queue[victim];
+    if (Key(a) > Key(v) || (Key(a) == Key(v) && a.arrival_seq() > v.arrival_seq())) victim = i;
   }
-  if (victim >= 0 && Key(incoming) < Key(*queue[victim])) return victim;
+  if (victim >= 0 && Key(incoming) < Key(queue[victim])) return victim;
   return -1;
 }
 
-bool PriorityPolicy::MayPreempt(const Req& incoming, const Req& running) const {
+bool PriorityPolicy::MayPreempt(RequestView incoming, RequestView running) const {
   if (!preemption_) return false;
   // Gap measured in importance units: positive when incoming is more important.
   __int128 gap = static_cast<__int128>(Key(running)) - Key(incoming);
   return gap > threshold_;
 }
 
-bool PriorityPolicy::PreemptBefore(const Req& a, const Req& b) const {
+bool PriorityPolicy::PreemptBefore(RequestView a, RequestView b) const {
   // Least important first, newest first among equals.
   if (Key(a) != Key(b)) return Key(a) > Key(b);
-  return a.arrival_seq > b.arrival_seq;
+  return a.arrival_seq() > b.arrival_seq();
 }
 
 Result<std::unique_ptr<SchedulePolicy>> MakePriorityPolicy(const Params& p) {

@@ -20,14 +20,14 @@ class PriorityPolicy final : public SchedulePolicy {
   PriorityPolicy(bool low_values_first, bool preemption, int64_t preemption_threshold)
       : sign_(low_values_first ? 1 : -1), preemption_(preemption), threshold_(preemption_threshold) {}
   std::string_view name() const override { return "priority"; }
-  void Order(std::span<const Req* const> queue, const OrderContext& ctx, std::vector<int32_t>* order) override;
-  int32_t ChooseQueueVictim(std::span<const Req* const> queue, const Req& incoming) const override;
+  void Order(std::span<const RequestView> queue, const OrderContext& ctx, std::vector<int32_t>* order) override;
+  int32_t ChooseQueueVictim(std::span<const RequestView> queue, RequestView incoming) const override;
   bool preemption_enabled() const override { return preemption_; }
-  bool MayPreempt(const Req& incoming, const Req& running) const override;
-  bool PreemptBefore(const Req& a, const Req& b) const override;
+  bool MayPreempt(RequestView incoming, RequestView running) const override;
+  bool PreemptBefore(RequestView a, RequestView b) const override;
 
   // Smaller is more important: priority * sign, missing priority the least important.
-  int64_t Key(const Req& r) const;
+  int64_t Key(RequestView r) const;
 
  private:
   int64_t sign_;

@@ -18,7 +18,7 @@ class RandomPolicy final : public SchedulePolicy {
  public:
   explicit RandomPolicy(uint64_t seed) : rng_(seed) {}
   std::string_view name() const override { return "random"; }
-  void Order(std::span<const Req* const> queue, const OrderContext&, std::vector<int32_t>* order) override {
+  void Order(std::span<const RequestView> queue, const OrderContext&, std::vector<int32_t>* order) override {
     FcfsOrder(queue.size(), order);
     std::shuffle(order->begin(), order->end(), rng_);
   }

@@ -4,17 +4,18 @@
 
 namespace radixserve::sched {
 
-void RoutingKeyPolicy::Order(std::span<const Req* const> queue, const OrderContext& ctx, std::vector<int32_t>* order) {
+void RoutingKeyPolicy::Order(std::span<const RequestView> queue, const OrderContext& ctx, std::vector<int32_t>* order) {
   FcfsOrder(queue.size(), order);
   ++orders_;
   running_keys_.clear();
-  for (const Req* r : ctx.running)
-    if (!r->routing_key.empty()) ++running_keys_[r->routing_key];
+  for (const RequestView r : ctx.running)
+    if (!r.routing_key().empty()) ++running_keys_[r.routing_key()];
   if (running_keys_.empty()) return;
   count_.assign(queue.size(), 0);
   for (size_t i = 0; i < queue.size(); ++i) {
-    if (queue[i]->routing_key.empty()) continue;
-    auto it = running_keys_.find(queue[i]->routing_key);
+    const std::string_view key = queue[i].routing_key();
+    if (key.empty()) continue;
+    auto it = running_keys_.find(key);
     if (it != running_keys_.end()) {
       count_[i] = it->second;
       ++grouped_;
@@ -24,7 +25,7 @@ void RoutingKeyPolicy::Order(std::span<const Req* const> queue, const OrderConte
     if ((count_[a] > 0) != (count_[b] > 0)) return count_[a] > 0;
     if (count_[a] == 0) return false;  // neither key runs: queue order
     if (count_[a] != count_[b]) return count_[a] > count_[b];
-    return queue[a]->routing_key < queue[b]->routing_key;
+    return queue[a].routing_key() < queue[b].routing_key();
   });
 }
 

@@ -20,7 +20,7 @@ namespace radixserve::sched {
 class RoutingKeyPolicy final : public SchedulePolicy {
  public:
   std::string_view name() const override { return "routing-key"; }
-  void Order(std::span<const Req* const> queue, const OrderContext& ctx, std::vector<int32_t>* order) override;
+  void Order(std::span<const RequestView> queue, const OrderContext& ctx, std::vector<int32_t>* order) override;
   std::string StatsJson() const override;
 
  private:

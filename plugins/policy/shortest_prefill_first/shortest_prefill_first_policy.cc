@@ -15,14 +15,14 @@ const uint32_t kNumShortestPrefillFirstParams =
     sizeof(kShortestPrefillFirstParams) / sizeof(kShortestPrefillFirstParams[0]);
 
 
-void ShortestPrefillFirstPolicy::Order(std::span<const Req* const> queue, const OrderContext& ctx,
+void ShortestPrefillFirstPolicy::Order(std::span<const RequestView> queue, const OrderContext& ctx,
                                        std::vector<int32_t>* order) {
   FcfsOrder(queue.size(), order);
   ++orders_;
   matched_ = ctx.cache.shares_prefixes();
   match_lens_.assign(queue.size(), 0);
   if (matched_) {
-    for (size_t i = 0; i < queue.size(); ++i) match_lens_[i] = ctx.cache.PeekMatchLength(MatchKeyOf(*queue[i]));
+    for (size_t i = 0; i < queue.size(); ++i) match_lens_[i] = ctx.cache.PeekMatchLength(MatchKeyOf(queue[i]));
     dedup_.Compute(queue, match_lens_, &deprioritized_);
   } else {
     deprioritized_.assign(queue.size(), 0);
@@ -30,11 +30,12 @@ void ShortestPrefillFirstPolicy::Order(std::span<const Req* const> queue, const 
   for (uint8_t d : deprioritized_) deprioritized_total_ += d;
   std::stable_sort(order->begin(), order->end(), [&](int32_t a, int32_t b) {
     if (deprioritized_[a] != deprioritized_[b]) return deprioritized_[a] < deprioritized_[b];
-    const int64_t wa = UncachedPrefillWork(*queue[a], match_lens_[a]), wb = UncachedPrefillWork(*queue[b], match_lens_[b]);
+    const int64_t wa = UncachedPrefillWork(queue[a], match_lens_[a]);
+    const int64_t wb = UncachedPrefillWork(queue[b], match_lens_[b]);
     if (wa != wb) return wa < wb;
-    if (queue[a]->wait_entry_time != queue[b]->wait_entry_time)
-      return queue[a]->wait_entry_time < queue[b]->wait_entry_time;
-    return queue[a]->arrival_seq < queue[b]->arrival_seq;
+    const double ta = queue[a].wait_entry_time(), tb = queue[b].wait_entry_time();
+    if (ta != tb) return ta < tb;
+    return queue[a].arrival_seq() < queue[b].arrival_seq();
   });
 }
 
@@ -51,18 +52,18 @@ int64_t ReserveChunkForShorterWaiters(std::span<const int64_t> waiter_work, int6
   return PageFloor(budget - reserved, page);
 }
 
-int64_t ShortestPrefillFirstPolicy::ChunkedReqLimit(const Req& chunked, std::span<const Req* const> queue,
+int64_t ShortestPrefillFirstPolicy::ChunkedReqLimit(RequestView chunked, std::span<const RequestView> queue,
                                                     const OrderContext& ctx, int64_t budget) const {
   if (!chunk_cap_) return -1;
   const int64_t page = ctx.page_size;
-  const int64_t remaining = chunked.seq_len() - static_cast<int64_t>(chunked.prefix_indices.size());
+  const int64_t remaining = static_cast<int64_t>(chunked.seq_len()) - chunked.prefix_len();
   // Only the head of the queue can be reserved for (at most budget / page waiters).
   std::vector<int64_t>& work = work_scratch_;
   work.clear();
-  for (const Req* r : queue) {
+  for (const RequestView r : queue) {
     if (static_cast<int64_t>(work.size()) * page >= budget) break;
-    const int32_t match = ctx.cache.shares_prefixes() ? ctx.cache.PeekMatchLength(MatchKeyOf(*r)) : 0;
-    work.push_back(UncachedPrefillWork(*r, match));
+    const int32_t match = ctx.cache.shares_prefixes() ? ctx.cache.PeekMatchLength(MatchKeyOf(r)) : 0;
+    work.push_back(UncachedPrefillWork(r, match));
   }
   const int64_t limit = ReserveChunkForShorterWaiters(work, remaining, budget, page);
   if (limit >= 0) ++chunk_limits_;

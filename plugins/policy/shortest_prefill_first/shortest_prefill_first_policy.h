@@ -27,9 +27,9 @@ class ShortestPrefillFirstPolicy final : public SchedulePolicy {
   ShortestPrefillFirstPolicy(bool chunk_cap, int32_t check_threshold, int32_t deprioritize_threshold)
       : chunk_cap_(chunk_cap), dedup_(check_threshold, deprioritize_threshold) {}
   std::string_view name() const override { return "shortest-prefill-first"; }
-  void Order(std::span<const Req* const> queue, const OrderContext& ctx, std::vector<int32_t>* order) override;
+  void Order(std::span<const RequestView> queue, const OrderContext& ctx, std::vector<int32_t>* order) override;
   bool matched_prefixes() const override { return matched_; }
-  int64_t ChunkedReqLimit(const Req& chunked, std::span<const Req* const> queue, const OrderContext& ctx,
+  int64_t ChunkedReqLimit(RequestView chunked, std::span<const RequestView> queue, const OrderContext& ctx,
                           int64_t budget) const override;
   std::string StatsJson() const override;
 

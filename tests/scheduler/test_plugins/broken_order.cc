@@ -16,7 +16,7 @@ class BrokenOrderPolicy : public radixserve::sched::SchedulePolicy {
  public:
   explicit BrokenOrderPolicy(std::string mode) : mode_(std::move(mode)) {}
   std::string_view name() const override { return "brokenorder"; }
-  void Order(std::span<const radixserve::sched::Req* const> queue, const radixserve::sched::OrderContext&,
+  void Order(std::span<const radixserve::sched::RequestView> queue, const radixserve::sched::OrderContext&,
              std::vector<int32_t>* order) override {
     radixserve::sched::FcfsOrder(queue.size(), order);
     if (queue.size() < 2) return;
