@@ -62,7 +62,7 @@ int RunBenchCommand(BenchCliOptions& o) {
   return run->report.failed > 0 ? 1 : 0;
 }
 
-CommandRegistrar reg({"bench", "Load-test a running server (SGLang bench_serving-style workloads and figures)",
+CommandRegistrar bench_registrar({"bench", "Load-test a running server (SGLang bench_serving-style workloads and figures)",
                       [](CLI::App& app) -> std::function<int()> {
                         auto o = std::make_shared<BenchCliOptions>();
                         bench::BenchConfig& c = o->config;

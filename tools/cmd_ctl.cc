@@ -91,7 +91,7 @@ int RunCtl(const CtlOptions& o) {
   return Usage();
 }
 
-CommandRegistrar reg({"ctl", "Control a running server: nodes, parameters, policy, cache, plugins",
+CommandRegistrar ctl_registrar({"ctl", "Control a running server: nodes, parameters, policy, cache, plugins",
                       [](CLI::App& app) -> std::function<int()> {
                         auto o = std::make_shared<CtlOptions>();
                         app.add_option("--url", o->url, "The api node's base URL")->capture_default_str();

@@ -74,7 +74,7 @@ int RunGenModel(const GenModelOptions& o) {
   return 0;
 }
 
-CommandRegistrar reg({"gen-model", "Write a GGUF model (llama, qwen3, qwen3moe, gemma2, gemma3, granite, smollm3, phi3) with deterministic weights",
+CommandRegistrar gen_model_registrar({"gen-model", "Write a GGUF model (llama, qwen3, qwen3moe, gemma2, gemma3, granite, smollm3, phi3) with deterministic weights",
                       [](CLI::App& app) -> std::function<int()> {
                         auto o = std::make_shared<GenModelOptions>();
                         app.add_option("-o,--out", o->out, "Output GGUF path")->required();

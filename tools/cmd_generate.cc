@@ -177,7 +177,7 @@ int RunGenerate(GenerateOptions o) {
   return 0;
 }
 
-CommandRegistrar reg({"generate", "Complete a prompt with a GGUF model on the CPU",
+CommandRegistrar generate_registrar({"generate", "Complete a prompt with a GGUF model on the CPU",
                       [](CLI::App& app) -> std::function<int()> {
                         auto o = std::make_shared<GenerateOptions>();
                         o->sampling.max_new_tokens = 64;

@@ -418,7 +418,7 @@ int RunLaunch(const LaunchCliOptions& o) {
   return 0;
 }
 
-CommandRegistrar reg({"launch", "Start a pipeline from a launch file",
+CommandRegistrar launch_registrar({"launch", "Start a pipeline from a launch file",
                       [](CLI::App& app) -> std::function<int()> {
                         auto o = std::make_shared<LaunchCliOptions>();
                         app.add_option("file", o->file, "Launch file (YAML)")->required();

@@ -35,7 +35,7 @@ int RunShm(const ShmOptions& o) {
   return 0;
 }
 
-CommandRegistrar reg({"shm", "Shared-memory pool usage of the running iceoryx RouDi",
+CommandRegistrar shm_registrar({"shm", "Shared-memory pool usage of the running iceoryx RouDi",
                       [](CLI::App& app) -> std::function<int()> {
                         auto o = std::make_shared<ShmOptions>();
                         app.add_flag("--json", o->json, "Print one line of JSON");

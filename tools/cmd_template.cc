@@ -87,7 +87,7 @@ Status Run(const TemplateOptions& o) {
   return Status::Ok();
 }
 
-CommandRegistrar reg({"template", "Print the prompt a chat template makes of a conversation",
+CommandRegistrar template_registrar({"template", "Print the prompt a chat template makes of a conversation",
                       [](CLI::App& app) -> std::function<int()> {
                         auto o = std::make_shared<TemplateOptions>();
                         app.add_option("--model", o->model, "GGUF whose tokenizer.chat_template (and BOS/EOS) to use");

@@ -56,7 +56,7 @@ int RunWatchStatus(const std::vector<std::string>& namespaces) {
   return 0;
 }
 
-CommandRegistrar reg({"watch-status", "Print node status messages (used by `radixserve launch`)",
+CommandRegistrar watch_status_registrar({"watch-status", "Print node status messages (used by `radixserve launch`)",
                       [](CLI::App& app) -> std::function<int()> {
                         auto ns = std::make_shared<std::vector<std::string>>();
                         app.add_option("--namespace", *ns, "Topic namespace to watch (repeatable)")->required();

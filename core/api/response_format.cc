@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/api/json_member.h"
 #include "core/grammar/compile.h"
 
 #include "core/api/json_type_name.h"
@@ -24,10 +25,6 @@ using nlohmann::ordered_json;
 
 
 // A member of an object; null counts as absent, as everywhere in the parser.
-const json* Get(const json& obj, const char* key) {
-  auto it = obj.find(key);
-  return it == obj.end() || it->is_null() ? nullptr : &*it;
-}
 
 // One constraint found in the body.
 struct Constraint {
@@ -75,7 +72,7 @@ constexpr const char* kRefusedExtensionFields[] = {"guided_whitespace_pattern", 
 // A schema: an object, or (where `allow_string`) its text as a string (checked when it is used).
 void ReadSchema(Collector& c, const json& obj, const char* key, bool allow_object, const std::string& prefix,
                 std::vector<std::string> path) {
-  const json* v = Get(obj, key);
+  const json* v = JsonMember(obj, key);
   if (!c.ok() || !v) return;
   const std::string field = prefix + key;
   if (v->is_string() || (allow_object && v->is_object())) {
@@ -91,7 +88,7 @@ void ReadSchema(Collector& c, const json& obj, const char* key, bool allow_objec
 
 // A regular expression or a grammar: a string.
 void ReadText(Collector& c, const json& obj, const char* key, GrammarKind kind, const std::string& prefix) {
-  const json* v = Get(obj, key);
+  const json* v = JsonMember(obj, key);
   if (!c.ok() || !v) return;
   const std::string field = prefix + key;
   if (!v->is_string()) {
@@ -103,7 +100,7 @@ void ReadText(Collector& c, const json& obj, const char* key, GrammarKind kind, 
 
 // A choice: a non-empty array of strings.
 void ReadChoice(Collector& c, const json& obj, const char* key, const std::string& prefix) {
-  const json* v = Get(obj, key);
+  const json* v = JsonMember(obj, key);
   if (!c.ok() || !v) return;
   const std::string field = prefix + key;
   if (!v->is_array()) {
@@ -124,7 +121,7 @@ void ReadChoice(Collector& c, const json& obj, const char* key, const std::strin
 
 // vLLM's structured_outputs object: one of json, regex, grammar, choice, json_object.
 void ReadStructuredOutputs(Collector& c, const json& obj, const std::string& prefix, std::vector<std::string> path) {
-  const json* so = Get(obj, "structured_outputs");
+  const json* so = JsonMember(obj, "structured_outputs");
   if (!c.ok() || !so) return;
   const std::string field = prefix + "structured_outputs";
   if (!so->is_object()) {
@@ -137,16 +134,16 @@ void ReadStructuredOutputs(Collector& c, const json& obj, const std::string& pre
   ReadText(c, *so, "regex", GrammarKind::kRegex, sub);
   ReadText(c, *so, "grammar", GrammarKind::kGbnf, sub);
   ReadChoice(c, *so, "choice", sub);
-  if (const json* jo = Get(*so, "json_object"); c.ok() && jo) {
+  if (const json* jo = JsonMember(*so, "json_object"); c.ok() && jo) {
     if (!jo->is_boolean()) c.Fail(sub + "json_object", std::string("expected a boolean, got ") + JsonTypeName(*jo));
     else if (jo->get<bool>()) c.Add({sub + "json_object", sub + "json_object", GrammarKind::kJsonObject, jo, {}});
   }
   // Options that would change the output; the engine's whitespace between JSON tokens is its own
   // (bounded) and additionalProperties follows the schema.
   for (const char* key : {"structural_tag", "whitespace_pattern"})
-    if (c.ok() && Get(*so, key)) c.Fail(sub + key, "is not supported");
+    if (c.ok() && JsonMember(*so, key)) c.Fail(sub + key, "is not supported");
   for (const char* key : {"disable_any_whitespace", "disable_additional_properties"})
-    if (const json* v = Get(*so, key); c.ok() && v && !(v->is_boolean() && !v->get<bool>()))
+    if (const json* v = JsonMember(*so, key); c.ok() && v && !(v->is_boolean() && !v->get<bool>()))
       c.Fail(sub + key, "is not supported");
 }
 
@@ -160,7 +157,7 @@ void ReadExtensions(Collector& c, const json& obj, const std::string& prefix, co
   ReadText(c, obj, "regex", GrammarKind::kRegex, prefix);
   ReadText(c, obj, "ebnf", GrammarKind::kGbnf, prefix);
   for (const char* key : kRefusedExtensionFields)
-    if (c.ok() && Get(obj, key)) c.Fail(prefix + key, "is not supported");
+    if (c.ok() && JsonMember(obj, key)) c.Fail(prefix + key, "is not supported");
 }
 
 bool ValidSchemaName(const std::string& name) {
@@ -173,13 +170,13 @@ bool ValidSchemaName(const std::string& name) {
 
 // OpenAI's response_format.
 void ReadResponseFormat(Collector& c, const json& root) {
-  const json* fmt = Get(root, "response_format");
+  const json* fmt = JsonMember(root, "response_format");
   if (!c.ok() || !fmt) return;
   if (!fmt->is_object()) {
     c.Fail("response_format", std::string("expected an object, got ") + JsonTypeName(*fmt));
     return;
   }
-  const json* type = Get(*fmt, "type");
+  const json* type = JsonMember(*fmt, "type");
   if (!type) {
     c.Fail("response_format.type", "is required (\"text\", \"json_object\" or \"json_schema\")");
     return;
@@ -199,7 +196,7 @@ void ReadResponseFormat(Collector& c, const json& root) {
                                        (t.size() <= 64 ? t : t.substr(0, 64) + "...") + "\"");
     return;
   }
-  const json* js = Get(*fmt, "json_schema");
+  const json* js = JsonMember(*fmt, "json_schema");
   if (!js) {
     c.Fail("response_format.json_schema", "is required when type is \"json_schema\"");
     return;
@@ -209,7 +206,7 @@ void ReadResponseFormat(Collector& c, const json& root) {
     return;
   }
   // OpenAI requires the name and restricts its characters; clients that target OpenAI send one.
-  const json* name = Get(*js, "name");
+  const json* name = JsonMember(*js, "name");
   if (!name) {
     c.Fail("response_format.json_schema.name", "is required");
     return;
@@ -226,15 +223,15 @@ void ReadResponseFormat(Collector& c, const json& root) {
     return;
   }
   // strict: the schema is enforced either way (the output is grammatical by construction).
-  if (const json* strict = Get(*js, "strict"); strict && !strict->is_boolean()) {
+  if (const json* strict = JsonMember(*js, "strict"); strict && !strict->is_boolean()) {
     c.Fail("response_format.json_schema.strict", std::string("expected a boolean, got ") + JsonTypeName(*strict));
     return;
   }
-  if (const json* d = Get(*js, "description"); d && !d->is_string()) {
+  if (const json* d = JsonMember(*js, "description"); d && !d->is_string()) {
     c.Fail("response_format.json_schema.description", std::string("expected a string, got ") + JsonTypeName(*d));
     return;
   }
-  const json* schema = Get(*js, "schema");
+  const json* schema = JsonMember(*js, "schema");
   if (!schema) {
     c.Fail("response_format.json_schema.schema", "is required");
     return;
@@ -255,11 +252,11 @@ void ReadResponseFormat(Collector& c, const json& root) {
 // /generate reads constraints from sampling_params only; the same names at the top level would be
 // silently ignored otherwise.
 void RefuseTopLevelOnGenerate(Collector& c, const json& root) {
-  if (Get(root, "response_format"))
+  if (JsonMember(root, "response_format"))
     c.Fail("response_format", "is not read by /generate: put the constraint in sampling_params "
                               "(json_schema, regex, ebnf, guided_json, ...)");
   for (const char* key : kExtensionFields)
-    if (c.ok() && Get(root, key))
+    if (c.ok() && JsonMember(root, key))
       c.Fail(key, std::string("belongs inside sampling_params on /generate (sampling_params.") + key + ")");
 }
 
@@ -445,7 +442,7 @@ bool ParseStructuredOutput(std::string_view body, const json& root, Endpoint end
   Collector c(error);
   if (endpoint == Endpoint::kGenerate) {
     RefuseTopLevelOnGenerate(c, root);
-    if (const json* sp = Get(root, "sampling_params"); sp && sp->is_object())
+    if (const json* sp = JsonMember(root, "sampling_params"); sp && sp->is_object())
       ReadExtensions(c, *sp, "sampling_params.", {"sampling_params"});
   } else {
     ReadResponseFormat(c, root);

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "core/api/json_depth.h"
+#include "core/api/json_member.h"
 #include "core/api/json_type_name.h"
 
 namespace radixserve::api {
@@ -20,10 +21,6 @@ bool Expected(const std::string& field, const char* what, const json& got, ApiEr
   return Fail(field, std::string("expected ") + what + ", got " + JsonTypeName(got), error);
 }
 
-const json* Get(const json& obj, const char* key) {
-  auto it = obj.find(key);
-  return it == obj.end() || it->is_null() ? nullptr : &*it;
-}
 
 // OpenAI's rule for function names; it also keeps names safe inside every family's call markup.
 bool ValidFunctionName(const std::string& name) {
@@ -37,12 +34,12 @@ bool ValidFunctionName(const std::string& name) {
 bool ReadFunctionRef(const json& v, const std::string& field, const std::set<std::string>& names, std::string* out,
                      ApiError* error) {
   if (!v.is_object()) return Expected(field, "an object", v, error);
-  const json* type = Get(v, "type");
+  const json* type = JsonMember(v, "type");
   if (!type || !type->is_string() || type->get_ref<const std::string&>() != "function")
     return Fail(field + ".type", "expected \"function\"", error);
-  const json* fn = Get(v, "function");
+  const json* fn = JsonMember(v, "function");
   if (!fn || !fn->is_object()) return Fail(field + ".function", "expected an object with a \"name\"", error);
-  const json* name = Get(*fn, "name");
+  const json* name = JsonMember(*fn, "name");
   if (!name || !name->is_string()) return Fail(field + ".function.name", "expected a string", error);
   *out = name->get<std::string>();
   if (!names.count(*out)) return Fail(field + ".function.name", "names no function of tools: \"" + *out + "\"", error);
@@ -59,7 +56,7 @@ bool ReadToolChoice(const json& v, const std::set<std::string>& names, ToolChoic
     return true;
   }
   if (!v.is_object()) return Expected("tool_choice", "a string or an object", v, error);
-  const json* type = Get(v, "type");
+  const json* type = JsonMember(v, "type");
   if (!type || !type->is_string())
     return Fail("tool_choice.type", "expected \"function\" or \"allowed_tools\"", error);
   const std::string& t = type->get_ref<const std::string&>();
@@ -70,14 +67,14 @@ bool ReadToolChoice(const json& v, const std::set<std::string>& names, ToolChoic
   }
   if (t != "allowed_tools")
     return Fail("tool_choice.type", "expected \"function\" or \"allowed_tools\", got \"" + t + "\"", error);
-  const json* at = Get(v, "allowed_tools");
+  const json* at = JsonMember(v, "allowed_tools");
   if (!at || !at->is_object()) return Fail("tool_choice.allowed_tools", "expected an object", error);
-  const json* mode = Get(*at, "mode");
+  const json* mode = JsonMember(*at, "mode");
   if (!mode || !mode->is_string() ||
       (mode->get_ref<const std::string&>() != "auto" && mode->get_ref<const std::string&>() != "required"))
     return Fail("tool_choice.allowed_tools.mode", "expected \"auto\" or \"required\"", error);
   out->mode = mode->get_ref<const std::string&>() == "auto" ? ToolChoice::Mode::kAuto : ToolChoice::Mode::kRequired;
-  const json* list = Get(*at, "tools");
+  const json* list = JsonMember(*at, "tools");
   if (!list || !list->is_array() || list->empty())
     return Fail("tool_choice.allowed_tools.tools", "expected a non-empty array of function references", error);
   for (size_t i = 0; i < list->size(); ++i) {
@@ -113,7 +110,7 @@ bool ReadArguments(const json& v, const std::string& field, const ApiLimits& lim
 bool ParseToolFields(std::string_view body, const json& root, const ApiLimits& limits, GenerateRequest* out,
                      ApiError* error) {
   std::set<std::string> names;
-  if (const json* tools = Get(root, "tools")) {
+  if (const json* tools = JsonMember(root, "tools")) {
     if (!tools->is_array()) return Expected("tools", "an array of tools", *tools, error);
     if (tools->size() > static_cast<size_t>(limits.max_tools))
       return Fail("tools", "at most " + std::to_string(limits.max_tools) + " tools allowed, got " +
@@ -123,15 +120,15 @@ bool ParseToolFields(std::string_view body, const json& root, const ApiLimits& l
       const json& tool = (*tools)[i];
       const std::string field = "tools[" + std::to_string(i) + "]";
       if (!tool.is_object()) return Expected(field, "an object", tool, error);
-      const json* type = Get(tool, "type");
+      const json* type = JsonMember(tool, "type");
       if (!type || !type->is_string()) return Fail(field + ".type", "expected \"function\"", error);
       if (type->get_ref<const std::string&>() != "function")
         return Fail(field + ".type", "only \"function\" tools are supported, got \"" +
                                          type->get_ref<const std::string&>() + "\"",
                     error);
-      const json* fn = Get(tool, "function");
+      const json* fn = JsonMember(tool, "function");
       if (!fn || !fn->is_object()) return Fail(field + ".function", "expected an object", error);
-      const json* name = Get(*fn, "name");
+      const json* name = JsonMember(*fn, "name");
       if (!name || !name->is_string()) return Fail(field + ".function.name", "expected a string", error);
       const std::string& n = name->get_ref<const std::string&>();
       if (!ValidFunctionName(n))
@@ -139,11 +136,11 @@ bool ParseToolFields(std::string_view body, const json& root, const ApiLimits& l
                                                   n.substr(0, 80) + "\"",
                     error);
       if (!names.insert(n).second) return Fail(field + ".function.name", "repeats the name \"" + n + "\"", error);
-      if (const json* d = Get(*fn, "description"); d && !d->is_string())
+      if (const json* d = JsonMember(*fn, "description"); d && !d->is_string())
         return Expected(field + ".function.description", "a string", *d, error);
-      if (const json* p = Get(*fn, "parameters"); p && !p->is_object())
+      if (const json* p = JsonMember(*fn, "parameters"); p && !p->is_object())
         return Expected(field + ".function.parameters", "a JSON schema object", *p, error);
-      if (const json* s = Get(*fn, "strict"); s && !s->is_boolean())
+      if (const json* s = JsonMember(*fn, "strict"); s && !s->is_boolean())
         return Expected(field + ".function.strict", "a boolean", *s, error);
     }
     if (!tools->empty()) {
@@ -153,12 +150,12 @@ bool ParseToolFields(std::string_view body, const json& root, const ApiLimits& l
       out->tools = std::move(ordered["tools"]);
     }
   }
-  if (const json* choice = Get(root, "tool_choice")) {
+  if (const json* choice = JsonMember(root, "tool_choice")) {
     if (!ReadToolChoice(*choice, names, &out->tool_choice, error)) return false;
     if (names.empty() && out->tool_choice.mode != ToolChoice::Mode::kNone)
       return Fail("tool_choice", "needs tools: the request has none", error);
   }
-  if (const json* p = Get(root, "parallel_tool_calls")) {
+  if (const json* p = JsonMember(root, "parallel_tool_calls")) {
     if (!p->is_boolean()) return Expected("parallel_tool_calls", "a boolean", *p, error);
     out->parallel_tool_calls = p->get<bool>();
   }
@@ -167,11 +164,11 @@ bool ParseToolFields(std::string_view body, const json& root, const ApiLimits& l
 
 bool ParseMessageToolFields(const json& m, const std::string& field, const ApiLimits& limits, ChatMessage* msg,
                             ApiError* error) {
-  if (const json* name = Get(m, "name")) {
+  if (const json* name = JsonMember(m, "name")) {
     if (!name->is_string()) return Expected(field + ".name", "a string", *name, error);
     msg->name = name->get<std::string>();
   }
-  const json* calls = Get(m, "tool_calls");
+  const json* calls = JsonMember(m, "tool_calls");
   if (calls && msg->role != "assistant")
     return Fail(field + ".tool_calls", "only assistant messages carry tool calls", error);
   if (calls) {
@@ -181,25 +178,25 @@ bool ParseMessageToolFields(const json& m, const std::string& field, const ApiLi
       const std::string cf = field + ".tool_calls[" + std::to_string(k) + "]";
       if (!c.is_object()) return Expected(cf, "an object", c, error);
       ChatToolCall call;
-      if (const json* id = Get(c, "id")) {
+      if (const json* id = JsonMember(c, "id")) {
         if (!id->is_string()) return Expected(cf + ".id", "a string", *id, error);
         call.id = id->get<std::string>();
       }
-      if (const json* type = Get(c, "type");
+      if (const json* type = JsonMember(c, "type");
           type && (!type->is_string() || type->get_ref<const std::string&>() != "function"))
         return Fail(cf + ".type", "expected \"function\"", error);
-      const json* fn = Get(c, "function");
+      const json* fn = JsonMember(c, "function");
       if (!fn || !fn->is_object()) return Fail(cf + ".function", "expected an object with name and arguments", error);
-      const json* name = Get(*fn, "name");
+      const json* name = JsonMember(*fn, "name");
       if (!name || !name->is_string()) return Fail(cf + ".function.name", "expected a string", error);
       call.name = name->get<std::string>();
-      const json* args = Get(*fn, "arguments");
+      const json* args = JsonMember(*fn, "arguments");
       if (!args) return Fail(cf + ".function.arguments", "is required", error);
       if (!ReadArguments(*args, cf + ".function.arguments", limits, &call.arguments, error)) return false;
       msg->tool_calls.push_back(std::move(call));
     }
   }
-  const json* id = Get(m, "tool_call_id");
+  const json* id = JsonMember(m, "tool_call_id");
   if (msg->role == "tool") {
     if (!id) return Fail(field + ".tool_call_id", "is required in a tool message", error);
     if (!id->is_string()) return Expected(field + ".tool_call_id", "a string", *id, error);

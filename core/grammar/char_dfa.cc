@@ -40,13 +40,6 @@ void CanonicalEdges(std::vector<CharDfa::Edge>* edges) {
 }
 
 
-struct VecHash {
-  size_t operator()(const std::vector<uint32_t>& v) const {
-    uint64_t h = 1469598103934665603ull;
-    for (uint32_t x : v) h = (h ^ x) * 1099511628211ull;
-    return static_cast<size_t>(h);
-  }
-};
 
 }  // namespace
 
@@ -164,7 +157,7 @@ void CharDfa::Minimize(const std::vector<uint32_t>& keep, const std::vector<char
     }
   }
   // Compress the alphabet: intervals with the same column of targets are one letter.
-  std::unordered_map<std::vector<uint32_t>, uint32_t, VecHash> column_ids;
+  std::unordered_map<std::vector<uint32_t>, uint32_t, StateSetHash> column_ids;
   std::vector<uint32_t> letters;  // raw interval of each letter
   for (size_t c = 0; c < k; ++c) {
     std::vector<uint32_t> column(delta.begin() + static_cast<ptrdiff_t>(c * total),

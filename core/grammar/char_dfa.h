@@ -33,6 +33,16 @@
 
 namespace radixserve::grammar::internal {
 
+// FNV-1a over a set of NFA states (or a column of them): the key of the subset constructions'
+// state-id maps (char_dfa.cc, char_dfa_regex.cc).
+struct StateSetHash {
+  size_t operator()(const std::vector<uint32_t>& v) const {
+    uint64_t h = 1469598103934665603ull;
+    for (uint32_t x : v) h = (h ^ x) * 1099511628211ull;
+    return static_cast<size_t>(h);
+  }
+};
+
 class CharDfa {
  public:
   struct Edge {

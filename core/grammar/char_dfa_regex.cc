@@ -601,13 +601,6 @@ std::vector<uint32_t> Closure(const Nfa& nfa, std::vector<uint32_t> set, bool at
   return out;
 }
 
-struct VecHash {
-  size_t operator()(const std::vector<uint32_t>& v) const {
-    uint64_t h = 1469598103934665603ull;
-    for (uint32_t x : v) h = (h ^ x) * 1099511628211ull;
-    return static_cast<size_t>(h);
-  }
-};
 
 
 
@@ -634,7 +627,7 @@ Result<CharDfa> TreeDfa(const RNode& tree, bool search, size_t max_states, const
 
   using Edge = CharDfa::Edge;
   std::vector<CharDfa::State> out;
-  std::unordered_map<std::vector<uint32_t>, uint32_t, VecHash> ids;
+  std::unordered_map<std::vector<uint32_t>, uint32_t, StateSetHash> ids;
   std::vector<std::vector<uint32_t>> sets;
   auto intern = [&](std::vector<uint32_t> set) -> uint32_t {
     auto it = ids.find(set);

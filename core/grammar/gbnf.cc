@@ -20,7 +20,7 @@ using internal::CpRanges;
 using internal::kMaxCodepoint;
 
 // Groups nested deeper than this are refused: parsing and emitting recurse once per level.
-constexpr int kMaxNesting = 256;
+constexpr int kMaxGroupNesting = 256;
 
 struct Alternatives;
 
@@ -51,9 +51,9 @@ bool IsWordChar(char c) {
 }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
-class Parser {
+class GbnfParser {
  public:
-  Parser(std::string_view text, const GrammarLimits& limits) : t_(text), limits_(limits) {}
+  GbnfParser(std::string_view text, const GrammarLimits& limits) : t_(text), limits_(limits) {}
 
   // Parses every rule; a later definition of a name replaces the earlier one.
   Status Parse(std::vector<RuleDef>* rules) {
@@ -190,8 +190,8 @@ class Parser {
         item.name = ParseName();
         seq->push_back(std::move(item));
       } else if (c == '(') {
-        if (depth + 1 > kMaxNesting) {
-          return Error(StatusCode::kUnsupported, start, "groups nested deeper than " + std::to_string(kMaxNesting));
+        if (depth + 1 > kMaxGroupNesting) {
+          return Error(StatusCode::kUnsupported, start, "groups nested deeper than " + std::to_string(kMaxGroupNesting));
         }
         ++pos_;
         SkipSpace(true);
@@ -388,9 +388,9 @@ class Parser {
 };
 
 // Writes the parsed rules into a GrammarBuilder.
-class Emitter {
+class GbnfEmitter {
  public:
-  Emitter(GrammarBuilder& b, const std::map<std::string, uint32_t>& rule_ids) : b_(b), ids_(rule_ids) {}
+  GbnfEmitter(GrammarBuilder& b, const std::map<std::string, uint32_t>& rule_ids) : b_(b), ids_(rule_ids) {}
 
   void EmitRule(uint32_t id, const RuleDef& def) {
     for (const auto& seq : def.body.seqs) {
@@ -468,7 +468,7 @@ Result<Grammar> CompileGbnf(std::string_view text, const GrammarLimits& limits) 
     return Status::ResourceExhausted("GBNF grammar of " + std::to_string(text.size()) + " bytes is over the limit of " +
                                      std::to_string(limits.max_source_bytes));
   }
-  Parser parser(text, limits);
+  GbnfParser parser(text, limits);
   std::vector<RuleDef> rules;
   RS_RETURN_IF_ERROR(parser.Parse(&rules));
 
@@ -490,7 +490,7 @@ Result<Grammar> CompileGbnf(std::string_view text, const GrammarLimits& limits) 
   auto root = ids.find("root");
   if (root == ids.end()) return Status::InvalidArgument("GBNF grammar has no rule named 'root'");
 
-  Emitter emitter(b, ids);
+  GbnfEmitter emitter(b, ids);
   for (const auto& def : rules) {
     if (!b.CheckDeadline()) break;
     emitter.EmitRule(ids[def.name], def);

@@ -349,12 +349,12 @@ Result<Value> RejectAttr(Renderer& r, const Value& v, const CallArgs& a) {
   return SelectOrReject(r, v, a, false, true);
 }
 
-struct FilterEntry {
+struct SeqFilterEntry {
   std::string_view name;
   FilterFn fn;
 };
 
-constexpr FilterEntry kFilters[] = {
+constexpr SeqFilterEntry kSeqFilters[] = {
     {"batch", Batch},     {"dictsort", Dictsort}, {"first", First},           {"items", Items},
     {"join", Join},       {"last", Last},         {"list", ListFilter},       {"map", Map},
     {"max", Max},         {"min", Min},           {"reject", Reject},         {"rejectattr", RejectAttr},
@@ -365,7 +365,7 @@ constexpr FilterEntry kFilters[] = {
 }  // namespace
 
 FilterFn FindSequenceFilter(std::string_view name) {
-  for (const FilterEntry& e : kFilters) {
+  for (const SeqFilterEntry& e : kSeqFilters) {
     if (e.name == name) return e.fn;
   }
   return nullptr;

@@ -40,13 +40,13 @@ Result<Value> OneArg(std::string_view name, const CallArgs& args) {
   return a[0];
 }
 
-Result<bool> Lower(Renderer& r, const Value& v, const CallArgs& args) {
+Result<bool> IsLower(Renderer& r, const Value& v, const CallArgs& args) {
   RS_RETURN_IF_ERROR(ExpectNoArgs("lower", args));
   RS_ASSIGN_OR_RETURN(std::string s, r.Str(v));
   return PyIsLower(s);
 }
 
-Result<bool> Upper(Renderer& r, const Value& v, const CallArgs& args) {
+Result<bool> IsUpper(Renderer& r, const Value& v, const CallArgs& args) {
   RS_RETURN_IF_ERROR(ExpectNoArgs("upper", args));
   RS_ASSIGN_OR_RETURN(std::string s, r.Str(v));
   return PyIsUpper(s);
@@ -126,7 +126,7 @@ constexpr TestEntry kTests[] = {
     {"in", In},
     {"integer", Integer},
     {"iterable", Iterable},
-    {"lower", Lower},
+    {"lower", IsLower},
     {"mapping", Mapping},
     {"none", None},
     {"number", Number},
@@ -137,7 +137,7 @@ constexpr TestEntry kTests[] = {
     {"test", TestExists},
     {"true", True},
     {"undefined", Undefined},
-    {"upper", Upper},
+    {"upper", IsUpper},
     {"==", Compare<kEq>},
     {"eq", Compare<kEq>},
     {"equalto", Compare<kEq>},

@@ -12,7 +12,7 @@ namespace {
 
 using Symbol = MergeSymbol;
 
-struct Bigram {
+struct BpeBigram {
   int32_t rank;
   int32_t left;
   int32_t right;
@@ -21,7 +21,7 @@ struct Bigram {
 };
 
 struct BigramAfter {  // heap order: lowest rank first, then leftmost
-  bool operator()(const Bigram& a, const Bigram& b) const {
+  bool operator()(const BpeBigram& a, const BpeBigram& b) const {
     return a.rank > b.rank || (a.rank == b.rank && a.left > b.left);
   }
 };
@@ -31,7 +31,7 @@ struct BigramAfter {  // heap order: lowest rank first, then leftmost
 // Per-Encode buffers, reused across the words of one call (never shared between calls).
 struct BpeScratch {
   std::vector<Symbol> syms;
-  std::vector<Bigram> heap;
+  std::vector<BpeBigram> heap;
   std::string spelled;
 };
 
@@ -126,7 +126,7 @@ void BpeTokenizer::EncodeWord(std::string_view word, std::vector<int32_t>* out, 
   };
   for (int32_t i = 1; i < n; ++i) try_add(i - 1, i);
 
-  ApplyMerges<Bigram, BigramAfter>(syms, heap, try_add);
+  ApplyMerges<BpeBigram, BigramAfter>(syms, heap, try_add);
 
   for (int32_t i = 0; i != -1; i = syms[i].next) {
     const Symbol& s = syms[i];
