@@ -11,15 +11,17 @@ function(radixserve_library name)
   target_link_libraries(${name} PUBLIC ${ARG_DEPS})
 endfunction()
 
-# radixserve_test(NAME SOURCES ... [DEPS ...] [LABELS ...] [E2E] [TIMEOUT s]): a GoogleTest program
+# radixserve_test(NAME SOURCES ... [DEPS ...] [LABELS ...] [E2E] [TIMEOUT s] [COST s]): a GoogleTest program
 # registered with ctest. Every test carries one of two labels: `e2e` (it starts processes: RouDi, the
 # launcher, the nodes; E2E) or `unit` (one process), so `ctest -L unit` runs the fast half alone.
 # Test code is compiled at -O1: what it drives is built optimised in the libraries, and -O3 on
 # assertion-heavy test bodies costs compile time for nothing.
+# COST (its Release run time in seconds, roughly) makes ctest start the long tests first, so that a
+# fresh tree, with no timings recorded yet, does not end on one of them alone.
 # An E2E test named in RADIXSERVE_E2E_RELEASE_ONLY (tests/sanitizer_scope.cmake) is neither built
 # nor registered in a sanitizer tree: callers that set its test properties check `if(TEST name)`.
 function(radixserve_test name)
-  cmake_parse_arguments(ARG "E2E" "TIMEOUT" "SOURCES;DEPS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "E2E" "TIMEOUT;COST" "SOURCES;DEPS;LABELS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main GTest::gmock)
@@ -45,6 +47,9 @@ function(radixserve_test name)
     target_compile_definitions(${name} PRIVATE RADIXSERVE_SANITIZED=1)
   endif()
   set_tests_properties(${name} PROPERTIES TIMEOUT ${ARG_TIMEOUT} LABELS "${ARG_LABELS}")
+  if(ARG_COST)
+    set_tests_properties(${name} PROPERTIES COST ${ARG_COST})
+  endif()
 endfunction()
 
 # radixserve_benchmark(NAME SOURCES ... [DEPS ...]): a Google Benchmark program (never run by ctest).
